@@ -1,0 +1,10 @@
+/** Jest: sources and tests are compiled by SWC (type checking is `tsc`'s job in `npm test`). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  testTimeout: 30000,
+  // Integration suites start real processes; two workers match the machine's two cores.
+  maxWorkers: 2,
+};
