@@ -1,0 +1,52 @@
+/**
+ * The error catalogue: every code of part 7 of the interface, with its HTTP status and the
+ * default message. Every error answer the gateway gives is made from this table.
+ */
+export const ERROR_CATALOGUE = {
+  invalid_cursor: { status: 400, message: 'The cursor is malformed, expired, or was issued for another key or other filters; start again from the first page.' },
+  invalid_parameter: { status: 400, message: 'A parameter is unknown, repeated, empty, malformed or out of range.' },
+  unauthenticated: { status: 401, message: 'A valid API key is required in the x-api-key header.' },
+  country_not_entitled: { status: 403, message: 'The country is not part of this key\'s subscription.' },
+  ip_not_allowed: { status: 403, message: 'The request came from an address not registered for this key.' },
+  key_paused: { status: 403, message: 'The key is paused; it resumes automatically once the payment is settled.' },
+  upgrade_required: { status: 403, message: 'This endpoint belongs to the Advanced tier.' },
+  not_found: { status: 404, message: 'Not found.' },
+  method_not_allowed: { status: 405, message: 'Only GET is allowed.' },
+  quota_exceeded: { status: 429, message: 'The daily or monthly quota of this key has been used.' },
+  rate_limited: { status: 429, message: 'The per-minute request limit of this key has been reached.' },
+  internal_error: { status: 500, message: 'An unexpected error occurred.' },
+  not_configured: { status: 503, message: 'The service is not configured to accept this request yet.' },
+  service_unavailable: { status: 503, message: 'The service is temporarily unable to answer; retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** Extra body fields some codes carry (CONTRACT part 2). */
+export interface ErrorExtras {
+  parameter?: string;
+  ip?: string;
+}
+
+/**
+ * The one error class. Policies throw it (or pass it to `next`); the error handler turns it into
+ * the JSON answer. `retryAfterSeconds` becomes the `Retry-After` header (429 and 503 always carry one).
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly extras: ErrorExtras = {},
+    readonly retryAfterSeconds?: number,
+    message?: string,
+  ) {
+    super(message ?? ERROR_CATALOGUE[code].message);
+    this.name = 'ApiError';
+    this.status = ERROR_CATALOGUE[code].status;
+  }
+}
+
+/** The JSON body of an error answer: `error`, `message`, and the code's extra fields. */
+export function errorBody(err: ApiError): Record<string, string> {
+  return { error: err.code, message: err.message, ...err.extras };
+}
