@@ -1,0 +1,194 @@
+/**
+ * The public reference material: the OpenAPI document (`GET /v1/openapi.json`) and a
+ * human-readable page rendering it with Swagger UI (`GET /docs`), served from node_modules
+ * (no CDN, no inline script, so a strict Content-Security-Policy holds).
+ *
+ * Only GET routes are registered here; the app answers 405 on these paths for other methods
+ * (see `REFERENCE_PATHS`) and 404 for anything the router does not serve (it calls `next()`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import express from 'express';
+import YAML from 'yaml';
+
+/** The express path patterns served by the reference router (the app answers 405 on them). */
+export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/assets/:file'];
+
+/** Content-Security-Policy of the reference page: everything comes from this service. */
+export const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
+
+const DOCUMENT_RELATIVE_PATH = path.join('openapi', 'openapi.yaml');
+const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+const ASSET_CACHE_CONTROL = 'public, max-age=86400';
+
+/**
+ * The repository root: the nearest ancestor of `startDir` holding both `package.json` and
+ * `openapi/openapi.yaml`. Works from the TypeScript source (gateway/reference, under jest) and
+ * from the compiled file (dist/gateway/reference), even if a `package.json` is copied into dist.
+ */
+export function findRepoRoot(startDir: string = __dirname): string {
+  let dir = path.resolve(startDir);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, DOCUMENT_RELATIVE_PATH))) {
+      return dir;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) {
+      throw new Error(`cannot find the repository root (a directory with package.json and ${DOCUMENT_RELATIVE_PATH}) above ${startDir}`);
+    }
+    dir = parent;
+  }
+}
+
+/** Reads and parses the OpenAPI document (YAML) into a plain object. */
+export function loadOpenApiDocument(file: string = path.join(findRepoRoot(), DOCUMENT_RELATIVE_PATH)): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the OpenAPI document ${file}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text, { prettyErrors: true });
+  } catch (err) {
+    throw new Error(`invalid OpenAPI document ${file}: ${(err as Error).message}`);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc) || typeof (doc as Record<string, unknown>).openapi !== 'string') {
+    throw new Error(`invalid OpenAPI document ${file}: not an OpenAPI object`);
+  }
+  return doc as Record<string, unknown>;
+}
+
+/** Directory of the swagger-ui-dist package (without loading its 1.7 MB browser bundle into Node). */
+function swaggerUiDir(): string {
+  return path.dirname(require.resolve('swagger-ui-dist/absolute-path.js'));
+}
+
+const INIT_JS = `'use strict';
+window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/v1/openapi.json',
+    dom_id: '#swagger-ui',
+    layout: 'BaseLayout',
+    presets: [SwaggerUIBundle.presets.apis],
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: -1,
+    supportedSubmitMethods: [],
+    validatorUrl: null,
+    displayRequestDuration: false,
+    tryItOutEnabled: false
+  });
+});
+`;
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+/** The page: Swagger UI from /docs/assets, plus a script-less fallback naming the endpoints. */
+function renderDocsPage(doc: Record<string, unknown>): string {
+  const info = (doc.info ?? {}) as { title?: unknown; version?: unknown; description?: unknown };
+  const title = typeof info.title === 'string' ? info.title : 'API reference';
+  const version = typeof info.version === 'string' ? info.version : '';
+  const description = typeof info.description === 'string' ? info.description : '';
+  const operations: string[] = [];
+  for (const [p, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, unknown>>)) {
+    for (const [method, op] of Object.entries(item ?? {})) {
+      if (!['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(method)) continue;
+      const summary = (op as { summary?: unknown } | null)?.summary;
+      operations.push(`<li><code>${method.toUpperCase()} ${escapeHtml(p)}</code>${typeof summary === 'string' ? ` — ${escapeHtml(summary)}` : ''}</li>`);
+    }
+  }
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} — reference</title>
+<link rel="icon" type="image/png" sizes="32x32" href="/docs/assets/favicon-32x32.png">
+<link rel="icon" type="image/png" sizes="16x16" href="/docs/assets/favicon-16x16.png">
+<link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+<div id="swagger-ui">
+<noscript>
+<h1>${escapeHtml(title)}${version ? ` ${escapeHtml(version)}` : ''}</h1>
+<p>This page needs JavaScript to render the interface. The machine-readable description is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</p>
+<ul>
+${operations.join('\n')}
+</ul>
+<pre>${escapeHtml(description)}</pre>
+</noscript>
+</div>
+<script src="/docs/assets/swagger-ui-bundle.js"></script>
+<script src="/docs/assets/init.js"></script>
+</body>
+</html>
+`;
+}
+
+type Asset = { kind: 'file'; file: string; type: string } | { kind: 'inline'; body: string; type: string };
+
+/**
+ * Builds the router. The document is read, parsed and serialised once, here: a broken document
+ * stops start-up instead of failing the first request.
+ */
+export function createReferenceRouter(options: { documentPath?: string } = {}): express.Router {
+  const doc = loadOpenApiDocument(options.documentPath);
+  const json = JSON.stringify(doc);
+  const page = renderDocsPage(doc);
+  const uiDir = swaggerUiDir();
+
+  const assets = new Map<string, Asset>([
+    ['swagger-ui.css', { kind: 'file', file: path.join(uiDir, 'swagger-ui.css'), type: 'text/css; charset=utf-8' }],
+    ['swagger-ui-bundle.js', { kind: 'file', file: path.join(uiDir, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' }],
+    ['favicon-32x32.png', { kind: 'file', file: path.join(uiDir, 'favicon-32x32.png'), type: 'image/png' }],
+    ['favicon-16x16.png', { kind: 'file', file: path.join(uiDir, 'favicon-16x16.png'), type: 'image/png' }],
+    ['init.js', { kind: 'inline', body: INIT_JS, type: 'text/javascript; charset=utf-8' }],
+  ]);
+  for (const asset of assets.values()) {
+    if (asset.kind === 'file' && !fs.existsSync(asset.file)) {
+      throw new Error(`swagger-ui-dist asset missing: ${asset.file}`);
+    }
+  }
+
+  // Exact paths only, like the app: `/docs/` and `/DOCS` are not the surface.
+  const router = express.Router({ caseSensitive: true, strict: true });
+
+  router.get('/v1/openapi.json', (_req, res) => {
+    res.set('Cache-Control', DOCUMENT_CACHE_CONTROL);
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.type('application/json').send(json);
+  });
+
+  router.get('/docs', (_req, res) => {
+    res.set('Content-Security-Policy', DOCS_CSP);
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.set('Referrer-Policy', 'no-referrer');
+    res.set('Cache-Control', 'no-cache');
+    res.type('text/html; charset=utf-8').send(page);
+  });
+
+  router.get('/docs/assets/:file', (req, res, next) => {
+    const name = req.params.file;
+    const asset = typeof name === 'string' ? assets.get(name) : undefined;
+    if (!asset) {
+      next();
+      return;
+    }
+    res.set('Cache-Control', ASSET_CACHE_CONTROL);
+    res.set('X-Content-Type-Options', 'nosniff');
+    res.type(asset.type);
+    if (asset.kind === 'inline') {
+      res.send(asset.body);
+      return;
+    }
+    res.sendFile(asset.file, { cacheControl: false, dotfiles: 'deny' }, (err) => {
+      if (err && !res.headersSent) next(err);
+    });
+  });
+
+  return router;
+}
