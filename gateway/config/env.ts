@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { ConfigError } from './config-error';
+
+const port = (fallback: number) =>
+  z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).default(fallback);
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const base64url32 = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{43}$/, 'must be base64url of exactly 32 bytes (43 characters)');
+
+/** Every environment variable of CONTRACT part 4, with the defaults that make `npm start` work. */
+const EnvSchema = z.object({
+  PORT: port(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  BACKEND_URL: z.string().url().default('http://127.0.0.1:8081'),
+  KEYS_FILE: z.string().min(1).default('config/keys.yaml'),
+  GATEWAY_CONFIG: z.string().min(1).default('config/gateway.yaml'),
+  REDIS_URL: z.string().url().optional(),
+  KEY_STORE: z.enum(['file', 'redis']).default('file'),
+  CURSOR_SECRET: base64url32.optional(),
+  /** Comma-separated secrets still accepted for decryption while cursors issued under them live. */
+  CURSOR_PREVIOUS_SECRETS: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []))
+    .pipe(z.array(base64url32)),
+  CURSOR_TTL_SECONDS: positiveInt(3600),
+  UPSTREAM_TIMEOUT_MS: positiveInt(10000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || !/^\s*(true|false|\d+)\s*$/i.test(v), {
+      message: 'must list the CIDRs of trusted proxies; blanket trust (true or a hop count) is refused',
+    })
+    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+/** Parses the process environment once, at start-up. Throws a one-line `ConfigError`. */
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  // An empty variable means "unset": operators blank a line in an env file to get the default.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { LimitsSchema, toLimits, type GatewayConfig } from '../config/gateway-config';
+import { readYamlFile } from '../config/yaml-file';
+import { formatIssuePath } from '../config/config-error';
+import { ConfigError } from '../config/config-error';
+import { normaliseCountry } from '../validation/iso-countries';
+import { normaliseAddress } from './address';
+import type { KeyRecord } from './key-record';
+
+/** One record of the YAML keys file, exactly as CONTRACT part 3 describes it. */
+export const KeyEntrySchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -'),
+    key_sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the key value as 64 hex characters')
+      .transform((v) => v.toLowerCase()),
+    tier: z.enum(['standard', 'advanced']),
+    countries: z
+      .array(
+        z.string().transform((c, ctx) => {
+          const code = normaliseCountry(c);
+          if (!code) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${c}" is not an ISO 3166-1 alpha-2 code` });
+          return code ?? c;
+        }),
+      )
+      .min(1, 'must list at least one country'),
+    address: z.string().transform((a, ctx) => {
+      const normalised = normaliseAddress(a);
+      if (!normalised) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${a}" is not an IPv4 or IPv6 address` });
+      return normalised ?? a;
+    }),
+    status: z.enum(['active', 'paused', 'revoked']),
+    pause_reason: z.enum(['unpaid_renewal', 'payment_dispute']).optional(),
+    limits: LimitsSchema.partial().strict().optional(),
+  })
+  .strict()
+  .refine((k) => k.status !== 'paused' || k.pause_reason !== undefined, {
+    message: 'is required when status is paused (unpaid_renewal or payment_dispute)',
+    path: ['pause_reason'],
+  });
+
+export type KeyEntry = z.infer<typeof KeyEntrySchema>;
+
+const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema) }).strict();
+
+function describeEntry(raw: unknown, path: ReadonlyArray<string | number>): string {
+  const [top, index, ...field] = path;
+  if (top !== 'keys' || typeof index !== 'number') return formatIssuePath(path);
+  const id = (raw as { keys?: Array<{ id?: unknown }> }).keys?.[index]?.id;
+  const entry = `keys[${index}]${typeof id === 'string' ? ` (id ${id})` : ''}`;
+  return field.length ? `${entry}: field "${formatIssuePath(field)}"` : entry;
+}
+
+/** Turns a validated entry into the record the gateway uses, applying the tier's default limits. */
+export function toKeyRecord(entry: KeyEntry, config: GatewayConfig): KeyRecord {
+  const tierLimits = config.tiers[entry.tier];
+  return Object.freeze({
+    id: entry.id,
+    keySha256: entry.key_sha256,
+    tier: entry.tier,
+    countries: new Set(entry.countries),
+    address: entry.address,
+    status: entry.status,
+    ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
+    limits: toLimits({
+      per_minute: entry.limits?.per_minute ?? tierLimits.perMinute,
+      per_day: entry.limits?.per_day ?? tierLimits.perDay,
+      per_month: entry.limits?.per_month ?? tierLimits.perMonth,
+    }),
+  });
+}
+
+/** Reads and validates the keys file; duplicate ids or hashes are refused. Throws a one-line `ConfigError`. */
+export function loadKeysFile(file: string, config: GatewayConfig): KeyRecord[] {
+  const { keys } = readYamlFile(file, KeysFileSchema, describeEntry);
+  const ids = new Set<string>();
+  const hashes = new Set<string>();
+  return keys.map((entry, index) => {
+    if (ids.has(entry.id)) throw new ConfigError(`${file}: keys[${index}] (id ${entry.id}): field "id": duplicate id`);
+    if (hashes.has(entry.key_sha256)) {
+      throw new ConfigError(`${file}: keys[${index}] (id ${entry.id}): field "key_sha256": the same hash is already used by another key`);
+    }
+    ids.add(entry.id);
+    hashes.add(entry.key_sha256);
+    return toKeyRecord(entry, config);
+  });
+}

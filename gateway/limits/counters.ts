@@ -1,0 +1,37 @@
+import type { Limits } from '../config/gateway-config';
+import type { WindowName } from './windows';
+
+/** The state of one window after a decision, as the `RateLimit` headers report it. */
+export interface WindowState {
+  readonly name: WindowName;
+  readonly limit: number;
+  readonly remaining: number;
+  /** Seconds until the window resets (≥ 1). */
+  readonly resetSeconds: number;
+  /** Length of the window in seconds (a month's varies). */
+  readonly windowSeconds: number;
+}
+
+/** The outcome of one request against a key's three windows. A value, never a thrown error. */
+export type LimitDecision =
+  | { readonly kind: 'allowed'; readonly windows: readonly WindowState[] }
+  | {
+      readonly kind: 'refused';
+      readonly code: 'rate_limited' | 'quota_exceeded';
+      readonly retryAfterSeconds: number;
+      readonly windows: readonly WindowState[];
+    }
+  | { readonly kind: 'unavailable' };
+
+/**
+ * Per-key counters for the per-minute limit and the daily and monthly quotas.
+ * `consume` checks all three windows and counts the request in all three as one atomic step;
+ * a refused request is counted nowhere. When a quota is exhausted the answer is `quota_exceeded`,
+ * even if the per-minute limit is exhausted too (CONTRACT part 2).
+ */
+export interface Counters {
+  consume(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
+  /** The current state without counting anything (for the headers of answers refused before the limits step). */
+  peek(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
+  close?(): Promise<void>;
+}

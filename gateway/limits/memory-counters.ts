@@ -1,0 +1,57 @@
+import type { Limits } from '../config/gateway-config';
+import type { Counters, LimitDecision } from './counters';
+import { decide, hasRoom, type WindowCounts } from './decide';
+import { windowsAt, type WindowName } from './windows';
+
+interface KeyWindows {
+  starts: Record<WindowName, number>;
+  counts: Record<WindowName, number>;
+}
+
+/**
+ * In-process fixed-window counters on UTC calendar windows, the embedded default.
+ * Check and increment happen in one synchronous step, so concurrent requests of one process can
+ * never overshoot a limit, and a refused request changes nothing. Windows are plain numbers
+ * compared with the calendar, not timers: a month-long window is no problem (unlike
+ * rate-limiter-flexible's memory store, whose windows are setTimeout-bound to ~24.8 days).
+ * Memory: one small object per key id that has been used.
+ */
+export function createMemoryCounters(): Counters {
+  const byKey = new Map<string, KeyWindows>();
+
+  function current(keyId: string, nowMs: number): KeyWindows {
+    const bounds = windowsAt(nowMs);
+    let entry = byKey.get(keyId);
+    if (!entry) {
+      entry = {
+        starts: { minute: bounds.minute.start, day: bounds.day.start, month: bounds.month.start },
+        counts: { minute: 0, day: 0, month: 0 },
+      };
+      byKey.set(keyId, entry);
+    }
+    for (const name of ['minute', 'day', 'month'] as const) {
+      if (entry.starts[name] !== bounds[name].start) {
+        entry.starts[name] = bounds[name].start;
+        entry.counts[name] = 0;
+      }
+    }
+    return entry;
+  }
+
+  return {
+    consume(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
+      const entry = current(keyId, nowMs);
+      const used: WindowCounts = { ...entry.counts };
+      if (!hasRoom(used, limits)) return decide(used, limits, nowMs, false);
+      entry.counts.minute++;
+      entry.counts.day++;
+      entry.counts.month++;
+      return decide(used, limits, nowMs, true);
+    },
+    peek(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
+      const entry = current(keyId, nowMs);
+      const decision = decide({ ...entry.counts }, limits, nowMs, false);
+      return decision;
+    },
+  };
+}

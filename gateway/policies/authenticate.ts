@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'express';
+import { ApiError } from '../errors';
+import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
+import type { KeyStore } from '../keys/key-record';
+
+/** Longer values are not keys; refused before hashing. */
+const MAX_KEY_LENGTH = 256;
+
+/** Counts `x-api-key` header lines: Node joins repeated ones into one value, which must never authenticate. */
+function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 9 && name.toLowerCase() === 'x-api-key') count++;
+  }
+  return count;
+}
+
+/**
+ * 401 `unauthenticated` unless `x-api-key` holds exactly one value whose SHA-256 names a key that is
+ * not revoked. Unknown, revoked and malformed keys get the same answer. A value with this project's
+ * prefix and a bad checksum is refused without a store look-up. A store that cannot answer gives
+ * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
+ */
+export function authenticate(store: KeyStore): RequestHandler {
+  return async function authenticateKey(req, res, next) {
+    const value = req.headers['x-api-key'];
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) throw new ApiError('unauthenticated');
+    if (apiKeyHeaderCount(req.rawHeaders) !== 1 || !isPlausibleKeyValue(value)) throw new ApiError('unauthenticated');
+    const lookup = await store.lookup(sha256Hex(value));
+    if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
+    if (lookup.kind === 'not_found' || lookup.record.status === 'revoked') throw new ApiError('unauthenticated');
+    res.locals.key = lookup.record;
+    next();
+  };
+}

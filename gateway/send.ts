@@ -1,0 +1,22 @@
+import type { ServerResponse } from 'node:http';
+import { ApiError, errorBody } from './errors';
+
+/** Writes a JSON answer with an exact Content-Length. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+/**
+ * Writes an error answer made from the catalogue: the contract's body, `Cache-Control: no-store`,
+ * `Retry-After` on 429 and 503 (whole seconds, at least 1), `Allow: GET` on 405.
+ */
+export function sendError(res: ServerResponse, err: ApiError): void {
+  res.setHeader('Cache-Control', 'no-store');
+  if (err.status === 429 || err.status === 503) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
+  if (err.status === 405) res.setHeader('Allow', 'GET');
+  sendJson(res, err.status, errorBody(err));
+}

@@ -1,0 +1,39 @@
+import http, { type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Express } from 'express';
+import { ApiError, errorBody } from './errors';
+
+/** A request whose head is not in within this time is dropped (slowloris). */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Longer than common load balancers' idle timeouts (60 s), so they close first. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** The catalogue's `invalid_parameter`, written raw: these requests never reach express. */
+const MALFORMED_REQUEST = ((): string => {
+  const body = JSON.stringify(errorBody(new ApiError('invalid_parameter', {}, undefined, 'The request is malformed or too large.')));
+  return (
+    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n' +
+    `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
+})();
+
+/**
+ * The HTTP server around the app. A request Node cannot parse (bad framing such as two
+ * Content-Lengths or CL+TE, an oversized header block or URL) is answered with a JSON 400 and the
+ * connection closed; a timed-out or reset connection is simply dropped.
+ */
+export function createServer(app: Express): Server {
+  const server = http.createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    app,
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.destroy();
+      return;
+    }
+    socket.end(MALFORMED_REQUEST);
+  });
+  return server;
+}

@@ -1,0 +1,44 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * `npm start`: the listings data service and the gateway, embedded defaults, in one terminal.
+ * The gateway starts once the data service is listening; when either exits, both stop.
+ */
+const dist = path.resolve(__dirname, '..');
+const backendPort = process.env.BACKEND_PORT ?? '8081';
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function stopAll(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 11_000).unref();
+  Promise.all(children.map((c) => (c.exitCode !== null ? Promise.resolve() : new Promise((r) => c.once('exit', r))))).then(() => process.exit(code));
+}
+
+function start(script: string, env: NodeJS.ProcessEnv, onListening?: () => void): ChildProcess {
+  const child = spawn(process.execPath, [path.join(dist, script)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let buffered = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    process.stdout.write(chunk);
+    if (!onListening) return;
+    buffered += chunk;
+    if (buffered.includes('"msg":"listening"')) {
+      const ready = onListening;
+      onListening = undefined;
+      ready();
+    }
+  });
+  child.on('exit', (code) => stopAll(code ?? 1));
+  return child;
+}
+
+start('backend-mock/main.js', { ...process.env, BACKEND_PORT: backendPort }, () => {
+  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, ...process.env });
+});
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
