@@ -50,14 +50,14 @@ export function createHttpLogger(logger: Logger): HttpLogger {
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
     customSuccessMessage: () => 'answered',
     customErrorMessage: () => 'answered',
-    customAttributeKeys: { req: 'req', res: 'res', err: 'err', responseTime: 'ms' },
+    customAttributeKeys: { reqId: 'request_id', responseTime: 'ms' },
     customProps: (_req, res) => {
       const locals = (res as unknown as { locals?: Express.Locals }).locals;
-      return locals?.key ? { key_id: locals.key.id } : {};
+      if (!locals) return {};
+      return { ...(locals.key ? { key_id: locals.key.id } : {}), ...(locals.errorCode ? { error: locals.errorCode } : {}) };
     },
     serializers: {
-      req: (req: { id: string; method: string; url: string; remoteAddress?: string }) => ({
-        id: req.id,
+      req: (req: { method: string; url: string; remoteAddress?: string }) => ({
         method: req.method,
         url: loggableUrl(req.url),
         remote: req.remoteAddress,

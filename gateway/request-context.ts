@@ -16,6 +16,8 @@ declare global {
       clientIp: string;
       /** Set by `authenticate`. */
       key?: KeyRecord;
+      /** The error code of the answer, for the log line. */
+      errorCode?: string;
       /** True once the limit headers have been set for this answer. */
       limitHeadersSet?: boolean;
       listQuery?: ListQuery;

@@ -43,6 +43,7 @@ export function handleErrors(logger: Logger, counters: Counters): ErrorRequestHa
       (req as { log?: Logger }).log?.error({ err }, 'unexpected error') ?? logger.error({ err }, 'unexpected error');
       apiError = new ApiError('internal_error');
     }
+    res.locals.errorCode = apiError.code;
     if (res.headersSent) {
       res.destroy();
       return;
