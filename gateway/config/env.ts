@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
 
@@ -33,7 +34,10 @@ const EnvSchema = z.object({
     .refine((v) => v === undefined || !/^\s*(true|false|\d+)\s*$/i.test(v), {
       message: 'must list the CIDRs of trusted proxies; blanket trust (true or a hop count) is refused',
     })
-    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : [])),
+    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []))
+    .refine((list) => list.every((entry) => ipaddr.isValidCIDR(entry) || ipaddr.isValid(entry)), {
+      message: 'every entry must be an IP address or a CIDR such as 10.0.0.0/8',
+    }),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

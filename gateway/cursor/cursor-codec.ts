@@ -30,6 +30,18 @@ export const MAX_CURSOR_LENGTH = 1024;
 // Compact JWE with `dir`: header..iv.ciphertext.tag (the encrypted-key part is empty).
 const COMPACT_DIR_JWE = /^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
+/**
+ * True when every segment is canonical base64url. The last character of a segment can carry unused
+ * bits; without this check two different strings would decode to the same cursor, and a changed
+ * character would go unnoticed.
+ */
+function isCanonical(token: string): boolean {
+  for (const segment of token.split('.')) {
+    if (segment && Buffer.from(segment, 'base64url').toString('base64url') !== segment) return false;
+  }
+  return true;
+}
+
 /** The key id of a secret: a short hash, so the header never reveals the secret. */
 export const cursorKeyId = (secret: string): string =>
   createHash('sha256').update(`cursor-kid:${secret}`).digest('base64url').slice(0, 8);
@@ -76,7 +88,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     },
 
     async open(token, keyId, filters) {
-      if (token.length > MAX_CURSOR_LENGTH || !COMPACT_DIR_JWE.test(token)) return { kind: 'invalid', reason: 'malformed' };
+      if (token.length > MAX_CURSOR_LENGTH || !COMPACT_DIR_JWE.test(token) || !isCanonical(token)) return { kind: 'invalid', reason: 'malformed' };
       let payload: Record<string, unknown>;
       try {
         ({ payload } = await jwtDecrypt(token, keyFor, decryptOptions));

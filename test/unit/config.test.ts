@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { parseEnv } from '../../gateway/config/env';
+import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import path from 'node:path';
+
+describe('environment', () => {
+  it('has defaults that make npm start work', () => {
+    expect(parseEnv({})).toMatchObject({ PORT: 8080, HOST: '127.0.0.1', KEY_STORE: 'file', CURSOR_TTL_SECONDS: 3600, UPSTREAM_TIMEOUT_MS: 10000, TRUST_PROXY: [] });
+  });
+  it('parses secrets and trusted proxies', () => {
+    const secret = randomBytes(32).toString('base64url');
+    const env = parseEnv({ CURSOR_SECRET: secret, CURSOR_PREVIOUS_SECRETS: `${secret}, ${secret}`, TRUST_PROXY: '10.0.0.0/8, ::1' });
+    expect(env.CURSOR_PREVIOUS_SECRETS).toHaveLength(2);
+    expect(env.TRUST_PROXY).toEqual(['10.0.0.0/8', '::1']);
+  });
+  it.each([
+    [{ CURSOR_SECRET: 'short' }, 'CURSOR_SECRET'],
+    [{ CURSOR_SECRET: randomBytes(16).toString('base64url') }, 'CURSOR_SECRET'],
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '2' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ KEY_STORE: 'sql' }, 'KEY_STORE'],
+    [{ UPSTREAM_TIMEOUT_MS: '-5' }, 'UPSTREAM_TIMEOUT_MS'],
+  ])('refuses %j naming the variable in one line', (env, name) => {
+    expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
+  });
+});
+
+describe('gateway config', () => {
+  it('loads the shipped config/gateway.yaml', () => {
+    const config = loadGatewayConfig(path.resolve(__dirname, '../../config/gateway.yaml'));
+    expect(config.tiers.standard.perMinute).toBeGreaterThan(0);
+    expect(config.tiers.advanced.perMonth).toBeGreaterThan(config.tiers.standard.perMonth);
+  });
+});
