@@ -1,0 +1,23 @@
+# One image for both processes: the gateway (default command) and the listings data service
+# (`command: ["node", "dist/backend-mock/main.js"]`).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY gateway gateway
+COPY backend-mock backend-mock
+COPY scripts scripts
+RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/node_modules node_modules
+COPY --from=build /app/dist dist
+COPY package.json ./
+COPY config config
+COPY openapi openapi
+USER node
+EXPOSE 8080
+CMD ["node", "dist/gateway/main.js"]
