@@ -28,6 +28,11 @@ const EnvSchema = z.object({
   CURSOR_TTL_SECONDS: positiveInt(3600),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A Redis command unanswered after this long fails; counting falls back to the instance. */
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(250),
+  ADMIN_PORT: port(9090),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   TRUST_PROXY: z
     .string()
     .optional()
@@ -42,6 +47,16 @@ const EnvSchema = z.object({
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** Combinations that each variable alone cannot judge. */
+function checkCombinations(env: Env): void {
+  if (env.KEY_STORE === 'redis' && !env.REDIS_URL) {
+    throw new ConfigError('environment variable KEY_STORE: "redis" needs REDIS_URL');
+  }
+  if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
+    throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
+  }
+}
+
 /** Parses the process environment once, at start-up. Throws a one-line `ConfigError`. */
 export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   // An empty variable means "unset": operators blank a line in an env file to get the default.
@@ -51,5 +66,6 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
   }
+  checkCombinations(parsed.data);
   return Object.freeze(parsed.data);
 }

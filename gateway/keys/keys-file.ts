@@ -7,9 +7,8 @@ import { normaliseCountry } from '../validation/iso-countries';
 import { normaliseAddress } from './address';
 import type { KeyRecord } from './key-record';
 
-/** One record of the YAML keys file, exactly as CONTRACT part 3 describes it. */
-export const KeyEntrySchema = z
-  .object({
+/** The fields of a key record, exactly as CONTRACT part 3 names them (the Redis store adds its own). */
+export const KeyEntryFields = z.object({
     id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -'),
     key_sha256: z
       .string()
@@ -33,12 +32,16 @@ export const KeyEntrySchema = z
     status: z.enum(['active', 'paused', 'revoked']),
     pause_reason: z.enum(['unpaid_renewal', 'payment_dispute']).optional(),
     limits: LimitsSchema.partial().strict().optional(),
-  })
-  .strict()
-  .refine((k) => k.status !== 'paused' || k.pause_reason !== undefined, {
+  });
+
+const pausedHasReason = <T extends { status: string; pause_reason?: string }>(schema: z.ZodType<T>) =>
+  schema.refine((k) => k.status !== 'paused' || k.pause_reason !== undefined, {
     message: 'is required when status is paused (unpaid_renewal or payment_dispute)',
     path: ['pause_reason'],
   });
+
+/** One record of the YAML keys file. */
+export const KeyEntrySchema = pausedHasReason(KeyEntryFields.strict());
 
 export type KeyEntry = z.infer<typeof KeyEntrySchema>;
 
@@ -71,8 +74,8 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig): KeyRecord {
   });
 }
 
-/** Reads and validates the keys file; duplicate ids or hashes are refused. Throws a one-line `ConfigError`. */
-export function loadKeysFile(file: string, config: GatewayConfig): KeyRecord[] {
+/** Reads and validates the entries of a keys file; duplicate ids or hashes are refused. Throws a one-line `ConfigError`. */
+export function readKeysFile(file: string): KeyEntry[] {
   const { keys } = readYamlFile(file, KeysFileSchema, describeEntry);
   const ids = new Set<string>();
   const hashes = new Set<string>();
@@ -83,6 +86,9 @@ export function loadKeysFile(file: string, config: GatewayConfig): KeyRecord[] {
     }
     ids.add(entry.id);
     hashes.add(entry.key_sha256);
-    return toKeyRecord(entry, config);
+    return entry;
   });
 }
+
+/** The keys file as the records the gateway uses. */
+export const loadKeysFile = (file: string, config: GatewayConfig): KeyRecord[] => readKeysFile(file).map((entry) => toKeyRecord(entry, config));

@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors';
+import type { KeyAdmin } from '../keys/key-admin';
+import { sendError, sendJson } from '../send';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time. */
+function requireToken(token: string): RequestHandler {
+  const expected = digest(token);
+  return function checkAdminToken(req, _res, next) {
+    const header = req.headers.authorization ?? '';
+    const given = header.startsWith('Bearer ') ? header.slice(7) : '';
+    if (!timingSafeEqual(digest(given), expected) || given.length === 0) throw new ApiError('unauthenticated', {}, undefined, 'A valid admin bearer token is required.');
+    next();
+  };
+}
+
+/**
+ * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
+ * JSON in and out; errors in the public `{error, message}` form. It never shows a hash or a key
+ * value, except the new value in the answer to create and roll.
+ */
+export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('query parser', false);
+
+  app.use(requireToken(token));
+  app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
+  const body = (req: express.Request): Record<string, unknown> =>
+    typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const id = (req: express.Request): string => req.params.id as string;
+
+  app.post('/admin/keys', async (req, res) => sendJson(res, 201, await admin.create(body(req))));
+  app.get('/admin/keys', async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
+  app.get('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.show(id(req))));
+  app.get('/admin/keys/:id/usage', async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
+  app.patch('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
+  app.post('/admin/keys/:id/pause', async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
+  app.post('/admin/keys/:id/settle', async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
+  app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
+  app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
+
+  const paths = ['/admin/keys', '/admin/keys/:id', '/admin/keys/:id/usage', '/admin/keys/:id/:action'];
+  app.all(paths, () => {
+    throw new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.');
+  });
+  app.use(() => {
+    throw new ApiError('not_found');
+  });
+  app.use(function answerAdminError(err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) {
+    let apiError: ApiError;
+    if (err instanceof ApiError) apiError = err;
+    else if ((err as { type?: string }).type === 'entity.parse.failed' || (err as { type?: string }).type === 'entity.too.large') {
+      apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB.');
+    } else {
+      logger.error({ err }, 'admin request failed');
+      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable/.test(String((err as Error)?.message))
+        ? new ApiError('service_unavailable', {}, 1)
+        : new ApiError('internal_error');
+    }
+    sendError(res, apiError);
+  } as express.ErrorRequestHandler);
+  return app;
+}

@@ -1,0 +1,239 @@
+import type Redis from 'ioredis';
+import { z } from 'zod';
+import type { GatewayConfig } from '../config/gateway-config';
+import { ApiError } from '../errors';
+import { counterKeys } from '../limits/redis-counters';
+import { windowsAt } from '../limits/windows';
+import { generateKeyValue, sha256Hex } from './key-format';
+import { KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
+import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
+
+/** What operators see of a key: never a hash, never a value. */
+export interface KeyView {
+  id: string;
+  tier: string;
+  countries: string[];
+  address: string;
+  status: string;
+  pause_reason?: string;
+  limits: { per_minute: number; per_day: number; per_month: number };
+  limit_overrides?: Partial<{ per_minute: number; per_day: number; per_month: number }>;
+  previous_key_valid_until?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsageView {
+  id: string;
+  windows: Array<{ window: 'minute' | 'day' | 'month'; used: number; limit: number; remaining: number; resets_at: string }>;
+}
+
+const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true }).extend({
+  per_minute: z.number().int().positive().optional(),
+  per_day: z.number().int().positive().optional(),
+  per_month: z.number().int().positive().optional(),
+}).strict();
+const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true }).partial().extend({
+  per_minute: z.number().int().positive().optional(),
+  per_day: z.number().int().positive().optional(),
+  per_month: z.number().int().positive().optional(),
+}).strict();
+const PauseReason = z.enum(['unpaid_renewal', 'payment_dispute']);
+export type CreateInput = z.input<typeof CreateSchema>;
+export type SetInput = z.input<typeof SetSchema>;
+
+/** Validates operator input; a bad field is 400 `invalid_parameter` naming it. */
+function parseInput<S extends z.ZodTypeAny>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const parameter = issue.path.length ? String(issue.path[0]) : 'body';
+  throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${issue.message}`);
+}
+
+const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
+const nowIso = (): string => new Date().toISOString();
+
+/**
+ * Key management over the Redis store, shared by the CLI and the admin API. Every change is one
+ * optimistic transaction (WATCH/MULTI) on the record and its hash pointers, followed by a change
+ * message naming the hashes involved, so every gateway drops them from its cache at once.
+ */
+export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
+  const view = (s: StoredKey): KeyView => {
+    const record = toKeyRecord(s, config);
+    return {
+      id: s.id,
+      tier: s.tier,
+      countries: s.countries,
+      address: s.address,
+      status: s.status,
+      ...(s.pause_reason ? { pause_reason: s.pause_reason } : {}),
+      limits: { per_minute: record.limits.perMinute, per_day: record.limits.perDay, per_month: record.limits.perMonth },
+      ...(s.limits && Object.keys(s.limits).length ? { limit_overrides: s.limits } : {}),
+      ...(s.previous_key_sha256 && (s.previous_expires_at ?? 0) > Date.now()
+        ? { previous_key_valid_until: new Date(s.previous_expires_at!).toISOString() }
+        : {}),
+      created_at: s.created_at,
+      updated_at: s.updated_at,
+    };
+  };
+
+  async function load(id: string): Promise<StoredKey> {
+    const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
+    if (!stored) throw unknownId(id);
+    return stored;
+  }
+
+  const publish = (hashes: string[]): Promise<number> => redis.publish(redisKeys.changes, JSON.stringify({ hashes }));
+
+  // WATCH belongs to the connection: this process runs one write at a time on it.
+  let writes: Promise<unknown> = Promise.resolve();
+  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = writes.then(work, work);
+    writes = result.catch(() => undefined);
+    return result;
+  };
+
+  /** Read, change, write under WATCH; retried when another process's writer got there first. */
+  const update = (id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> => serialised(() => updateNow(id, change));
+  async function updateNow(id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await redis.watch(redisKeys.record(id));
+      const before = parseStoredKey(await redis.get(redisKeys.record(id)));
+      if (!before) {
+        await redis.unwatch();
+        throw unknownId(id);
+      }
+      let changed: StoredKey;
+      try {
+        changed = change(before);
+      } catch (err) {
+        await redis.unwatch();
+        throw err;
+      }
+      const after = { ...changed, updated_at: nowIso() };
+      const tx = redis.multi().set(redisKeys.record(id), JSON.stringify(after));
+      if (after.key_sha256 !== before.key_sha256) tx.set(redisKeys.byHash(after.key_sha256), id);
+      for (const hash of liveHashes(before, Date.now())) {
+        if (!liveHashes(after, Date.now()).includes(hash)) tx.del(redisKeys.byHash(hash));
+      }
+      if (after.previous_key_sha256 && after.previous_key_sha256 !== before.previous_key_sha256) {
+        tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at!);
+      }
+      if ((await tx.exec()) !== null) {
+        await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
+        return after;
+      }
+    }
+    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
+  }
+
+  const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
+  async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+    const existing = parseStoredKey(await redis.get(redisKeys.record(entry.id)));
+    if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
+    const owner = await redis.get(redisKeys.byHash(entry.key_sha256));
+    if (owner !== null && owner !== entry.id) {
+      throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${entry.id}" is already used by another key.`);
+    }
+    const now = nowIso();
+    const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
+    const tx = redis.multi();
+    tx.set(redisKeys.record(entry.id), JSON.stringify(stored));
+    tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
+    tx.sadd(redisKeys.ids, entry.id);
+    if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
+    await tx.exec();
+    await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
+  }
+
+  const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
+    const limits = { ...base };
+    if (input.per_minute !== undefined) limits.per_minute = input.per_minute;
+    if (input.per_day !== undefined) limits.per_day = input.per_day;
+    if (input.per_month !== undefined) limits.per_month = input.per_month;
+    return Object.keys(limits).length ? { limits } : {};
+  };
+
+  return {
+    /** A new key: the value is returned once and only its hash is stored. */
+    async create(input: unknown): Promise<{ id: string; key: string }> {
+      const fields = parseInput(CreateSchema, input);
+      const key = generateKeyValue();
+      const { per_minute: _m, per_day: _d, per_month: _mo, ...rest } = fields;
+      await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
+      return { id: fields.id, key };
+    },
+    async list(): Promise<KeyView[]> {
+      const ids = (await redis.smembers(redisKeys.ids)).sort();
+      if (!ids.length) return [];
+      const records = await redis.mget(ids.map(redisKeys.record));
+      return records.map(parseStoredKey).filter((s): s is StoredKey => s !== undefined).map(view);
+    },
+    show: async (id: string): Promise<KeyView> => view(await load(id)),
+    async usage(id: string): Promise<UsageView> {
+      const stored = await load(id);
+      const limits = toKeyRecord(stored, config).limits;
+      const now = Date.now();
+      const keys = counterKeys(id, now);
+      const bounds = windowsAt(now);
+      const [minute, day, month] = (await redis.mget(keys.minute, keys.day, keys.month)).map((v) => Number(v ?? 0));
+      const row = (window: 'minute' | 'day' | 'month', used: number, limit: number) => ({
+        window, used, limit, remaining: Math.max(0, limit - used), resets_at: new Date(bounds[window].reset).toISOString(),
+      });
+      return { id, windows: [row('minute', minute!, limits.perMinute), row('day', day!, limits.perDay), row('month', month!, limits.perMonth)] };
+    },
+    async set(id: string, input: unknown): Promise<KeyView> {
+      const fields = parseInput(SetSchema, input);
+      return view(await update(id, (s) => ({
+        ...s,
+        ...(fields.tier ? { tier: fields.tier } : {}),
+        ...(fields.countries ? { countries: fields.countries } : {}),
+        ...(fields.address ? { address: fields.address } : {}),
+        ...overrides(fields, s.limits),
+      })));
+    },
+    async pause(id: string, reason: unknown): Promise<KeyView> {
+      const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
+      return view(await update(id, (s) => {
+        if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be paused.');
+        return { ...s, status: 'paused', pause_reason: pauseReason };
+      }));
+    },
+    async settle(id: string): Promise<KeyView> {
+      return view(await update(id, (s) => {
+        if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be settled.');
+        const { pause_reason: _r, ...rest } = s;
+        return { ...rest, status: 'active' };
+      }));
+    },
+    async revoke(id: string): Promise<KeyView> {
+      return view(await update(id, (s) => {
+        const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
+        return { ...rest, status: 'revoked' };
+      }));
+    },
+    /** A new value for the key; the old one keeps working for `graceSeconds`. */
+    async roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }> {
+      const grace = parseInput(z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) }), { grace_seconds: graceSeconds }).grace_seconds;
+      const key = generateKeyValue();
+      await update(id, (s) => {
+        if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be rolled.');
+        const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
+        return grace > 0
+          ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
+          : { ...rest, key_sha256: sha256Hex(key) };
+      });
+      return { id, key };
+    },
+    /** Upserts every record of a YAML keys file; returns the ids. */
+    async import(file: string): Promise<string[]> {
+      const entries = readKeysFile(file);
+      for (const entry of entries) await insert(entry, true);
+      return entries.map((e) => e.id);
+    },
+  };
+}
+
+export type KeyAdmin = ReturnType<typeof createKeyAdmin>;

@@ -1,0 +1,106 @@
+import type Redis from 'ioredis';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/gateway-config';
+import type { KeyLookup, KeyStore } from './key-record';
+import { toKeyRecord } from './keys-file';
+import { liveHashes, parseStoredKey, redisKeys } from './redis-layout';
+
+export interface RedisKeyStoreOptions {
+  /** A found record is re-read after this long even without a change message (safety net). */
+  readonly cacheTtlMs?: number;
+  /** An unknown hash is remembered this long, so a flood of one bad key costs one look-up. */
+  readonly negativeTtlMs?: number;
+  /** Entries kept at most; the oldest go first. */
+  readonly maxEntries?: number;
+}
+
+interface CacheEntry {
+  readonly lookup: KeyLookup;
+  readonly expiresAt: number;
+}
+
+const NOT_FOUND: KeyLookup = { kind: 'not_found' };
+const UNAVAILABLE: KeyLookup = { kind: 'unavailable' };
+/** While change messages cannot arrive, nothing is trusted from the cache for longer than this. */
+const UNSUBSCRIBED_TTL_MS = 500;
+
+/**
+ * Key records in Redis, read through an in-process cache. Every instance subscribes to the change
+ * channel and drops the changed hashes at once, so a pause, settlement, revocation, country or tier
+ * change is seen everywhere well within a second. A cached record costs no round trip. Concurrent
+ * misses for one hash share one look-up. While Redis is down, cached records keep working (even past
+ * their TTL) and an uncached key is `unavailable` (503), never `not_found` (401).
+ */
+export function createRedisKeyStore(
+  redis: Redis,
+  subscriber: Redis,
+  config: GatewayConfig,
+  logger: Logger,
+  options: RedisKeyStoreOptions = {},
+): KeyStore & { close(): Promise<void> } {
+  const cacheTtlMs = options.cacheTtlMs ?? 30_000;
+  const negativeTtlMs = options.negativeTtlMs ?? 2_000;
+  const maxEntries = options.maxEntries ?? 200_000;
+  const cache = new Map<string, CacheEntry>();
+  const inflight = new Map<string, Promise<KeyLookup>>();
+  let subscribed = false;
+
+  subscriber.on('message', (_channel: string, message: string) => {
+    try {
+      const { hashes } = JSON.parse(message) as { hashes?: unknown };
+      if (Array.isArray(hashes)) for (const hash of hashes) if (typeof hash === 'string') cache.delete(hash);
+    } catch {
+      cache.clear();
+    }
+  });
+  // Messages sent while unsubscribed are lost: start from an empty cache on every (re)subscription.
+  subscriber.on('ready', () => {
+    subscriber
+      .subscribe(redisKeys.changes)
+      .then(() => {
+        cache.clear();
+        subscribed = true;
+      })
+      .catch((err: Error) => logger.warn({ err: err.message }, 'key change subscription failed'));
+  });
+  subscriber.on('close', () => {
+    subscribed = false;
+  });
+
+  function remember(hash: string, lookup: KeyLookup, ttlMs: number): KeyLookup {
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(hash, { lookup, expiresAt: Date.now() + (subscribed ? ttlMs : Math.min(ttlMs, UNSUBSCRIBED_TTL_MS)) });
+    return lookup;
+  }
+
+  async function read(hash: string): Promise<KeyLookup> {
+    const id = await redis.get(redisKeys.byHash(hash));
+    if (id === null) return remember(hash, NOT_FOUND, negativeTtlMs);
+    const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
+    const now = Date.now();
+    if (!stored || !liveHashes(stored, now).includes(hash)) return remember(hash, NOT_FOUND, negativeTtlMs);
+    const lookup: KeyLookup = { kind: 'found', record: toKeyRecord(stored, config) };
+    // A previous value stops working exactly when its grace ends, cached or not.
+    const ttl = hash === stored.key_sha256 ? cacheTtlMs : Math.min(cacheTtlMs, (stored.previous_expires_at ?? now) - now);
+    return remember(hash, lookup, ttl);
+  }
+
+  return {
+    lookup(hash) {
+      const entry = cache.get(hash);
+      if (entry && entry.expiresAt > Date.now()) return entry.lookup;
+      if (redis.status !== 'ready') return entry?.lookup.kind === 'found' ? entry.lookup : UNAVAILABLE;
+      let pending = inflight.get(hash);
+      if (!pending) {
+        pending = read(hash)
+          .catch(() => (entry?.lookup.kind === 'found' ? entry.lookup : UNAVAILABLE))
+          .finally(() => inflight.delete(hash));
+        inflight.set(hash, pending);
+      }
+      return pending;
+    },
+    async close() {
+      cache.clear();
+    },
+  };
+}

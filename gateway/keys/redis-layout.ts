@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { KeyEntryFields } from './keys-file';
+
+/**
+ * Where the Redis key store keeps things. Records are JSON under their id; each SHA-256 that may
+ * authenticate (the current one, and during a roll the previous one, with an expiry) points to the id.
+ */
+export const redisKeys = {
+  record: (id: string) => `lgw:key:${id}`,
+  byHash: (sha256: string) => `lgw:keyhash:${sha256}`,
+  ids: 'lgw:keys',
+  /** Pub/sub channel: a JSON `{"hashes": [...]}` of every hash whose record changed. */
+  changes: 'lgw:keys:changed',
+} as const;
+
+/** A key record as stored in Redis: the keys-file fields plus rotation and bookkeeping. */
+export const StoredKeySchema = KeyEntryFields.extend({
+  /** During a roll: the previous value's hash, accepted until `previous_expires_at` (ms). */
+  previous_key_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  previous_expires_at: z.number().int().optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type StoredKey = z.infer<typeof StoredKeySchema>;
+
+/** Parses a stored record, or undefined if it is not one (a corrupt record never authenticates). */
+export function parseStoredKey(json: string | null): StoredKey | undefined {
+  if (json === null) return undefined;
+  try {
+    const parsed = StoredKeySchema.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The hashes that authenticate for a record at `nowMs`. */
+export function liveHashes(stored: StoredKey, nowMs: number): string[] {
+  const hashes = [stored.key_sha256];
+  if (stored.previous_key_sha256 && (stored.previous_expires_at ?? 0) > nowMs) hashes.push(stored.previous_key_sha256);
+  return hashes;
+}

@@ -1,0 +1,75 @@
+import type Redis from 'ioredis';
+import type { Limits } from '../config/gateway-config';
+import type { Counters, LimitDecision } from './counters';
+import { decide } from './decide';
+import { windowsAt } from './windows';
+
+/**
+ * Checks the three windows and, when all have room, counts the request in all three: one atomic
+ * step on the Redis server, so no interleaving of instances can overshoot a limit, each accepted
+ * request is counted exactly once, and a refused one nowhere. Returns the counts before the request.
+ * KEYS: minute, day, month counters. ARGV: the three limits, the three expiry times (ms), consume flag.
+ */
+const CONSUME_SCRIPT = `
+local used = {}
+for i = 1, 3 do used[i] = tonumber(redis.call('GET', KEYS[i]) or '0') end
+local counted = 0
+if ARGV[7] == '1' and used[1] < tonumber(ARGV[1]) and used[2] < tonumber(ARGV[2]) and used[3] < tonumber(ARGV[3]) then
+  for i = 1, 3 do
+    redis.call('INCR', KEYS[i])
+    redis.call('PEXPIREAT', KEYS[i], ARGV[3 + i])
+  end
+  counted = 1
+end
+return {counted, used[1], used[2], used[3]}
+`;
+
+/** Counters are kept this long after their window ends, so `usage` can still read a just-closed window. */
+const EXPIRY_SLACK_MS = 60_000;
+
+type ConsumeCommand = (
+  minute: string, day: string, month: string,
+  perMinute: number, perDay: number, perMonth: number,
+  minuteExpiry: number, dayExpiry: number, monthExpiry: number,
+  consume: '0' | '1',
+) => Promise<[number, number, number, number]>;
+
+/**
+ * Counter key names. The `{keyId}` hash tag puts a key's three counters in one Redis Cluster slot,
+ * so the script runs unchanged on a cluster.
+ */
+export function counterKeys(keyId: string, nowMs: number): { minute: string; day: string; month: string } {
+  const w = windowsAt(nowMs);
+  return {
+    minute: `lgw:{${keyId}}:minute:${w.minute.start}`,
+    day: `lgw:{${keyId}}:day:${w.day.start}`,
+    month: `lgw:{${keyId}}:month:${w.month.start}`,
+  };
+}
+
+/**
+ * Limit counters shared by every gateway instance, in Redis. One round trip per request (a Lua
+ * script defined once with `defineCommand`, run by its SHA). Windows come from the gateway's clock,
+ * which instances share through NTP. Throws when Redis fails: the resilient wrapper decides.
+ */
+export function createRedisCounters(redis: Redis): Counters {
+  redis.defineCommand('lgwConsume', { numberOfKeys: 3, lua: CONSUME_SCRIPT });
+  const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
+
+  async function call(keyId: string, limits: Limits, nowMs: number, consume: boolean): Promise<LimitDecision> {
+    const keys = counterKeys(keyId, nowMs);
+    const w = windowsAt(nowMs);
+    const [counted, minute, day, month] = await run(
+      keys.minute, keys.day, keys.month,
+      limits.perMinute, limits.perDay, limits.perMonth,
+      w.minute.reset + EXPIRY_SLACK_MS, w.day.reset + EXPIRY_SLACK_MS, w.month.reset + EXPIRY_SLACK_MS,
+      consume ? '1' : '0',
+    );
+    return decide({ minute, day, month }, limits, nowMs, counted === 1);
+  }
+
+  return {
+    consume: (keyId, limits, nowMs = Date.now()) => call(keyId, limits, nowMs, true),
+    peek: (keyId, limits, nowMs = Date.now()) => call(keyId, limits, nowMs, false),
+  };
+}

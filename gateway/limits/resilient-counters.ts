@@ -1,0 +1,52 @@
+import type Redis from 'ioredis';
+import type { Logger } from 'pino';
+import type { Counters, LimitDecision } from './counters';
+
+/** After a Redis failure, requests use the local counters for this long before Redis is tried again. */
+const RETRY_SHARED_AFTER_MS = 1000;
+
+/**
+ * Shared counters with a per-instance fallback (the "insurance" policy): while Redis is down or
+ * failing, each instance counts in memory against the same limits, so the gateway keeps answering
+ * and keeps limiting (each instance then allows up to the full limit: the limit is per instance
+ * during an outage). Switching is logged once each way. No request waits on a Redis that is
+ * known to be down: the client's state is checked first, and a failed call is not retried for a second.
+ */
+export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): Counters {
+  let usingLocalUntil = 0;
+  let degraded = false;
+
+  const degrade = (err: unknown): void => {
+    usingLocalUntil = Date.now() + RETRY_SHARED_AFTER_MS;
+    if (!degraded) logger.warn({ err: (err as Error)?.message }, 'shared counters unavailable: counting per instance until Redis is back');
+    degraded = true;
+  };
+  const recover = (): void => {
+    if (degraded) logger.info('shared counters back: counting in Redis again');
+    degraded = false;
+  };
+
+  async function withFallback(op: (c: Counters) => LimitDecision | Promise<LimitDecision>): Promise<LimitDecision> {
+    if (redis.status !== 'ready' || Date.now() < usingLocalUntil) {
+      if (redis.status !== 'ready') degrade(new Error(`redis ${redis.status}`));
+      return op(local);
+    }
+    try {
+      const decision = await op(shared);
+      recover();
+      return decision;
+    } catch (err) {
+      degrade(err);
+      return op(local);
+    }
+  }
+
+  return {
+    consume: (keyId, limits, nowMs) => withFallback((c) => c.consume(keyId, limits, nowMs)),
+    peek: (keyId, limits, nowMs) => withFallback((c) => c.peek(keyId, limits, nowMs)),
+    /** True while counting per instance (for readiness and metrics). */
+    get degraded() {
+      return degraded;
+    },
+  } as Counters;
+}
