@@ -1,0 +1,238 @@
+/**
+ * Several gateway instances sharing one real redis-server: exact limits and quotas under
+ * concurrency, cursors across instances, key changes (CLI and admin API) seen everywhere within
+ * one second, and the admin API's refusals.
+ */
+import Redis from 'ioredis';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fixtureListings } from '../fixtures/listings';
+import {
+  awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
+  writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
+} from '../kit/gateway-stack';
+import { ROOT } from '../kit/processes';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+
+const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+
+let redisServer: RedisServer;
+let redis: Redis;
+let backend: Proc;
+let gateways: Proc[] = [];
+let adminUrl: string;
+const secret = cursorSecret();
+
+/** Runs the keys CLI against the test Redis; resolves its exit code and output. */
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function createKey(args: string[]): Promise<string> {
+  const result = await cli(['create', ...args]);
+  expect(result.code).toBe(0);
+  const lines = result.stdout.trim().split('\n');
+  return lines[lines.length - 1]!;
+}
+
+const admin = (method: string, url: string, body?: unknown, token = ADMIN_TOKEN) =>
+  fetch(`${adminUrl}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  redis = new Redis(redisServer.url);
+  backend = await startBackend(writeListingsFile(fixtureListings()));
+  const dir = makeTempDir();
+  const keysFile = writeKeysFile([], dir);
+  const gatewayConfig = writeGatewayConfig(undefined, dir);
+  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis' };
+  gateways = await Promise.all(
+    [0, 1, 2].map((i) =>
+      startGateway({
+        backendUrl: backend.url, keysFile, gatewayConfig, cursorSecret: secret,
+        env: i === 0 ? { ...env, ADMIN_TOKEN, ADMIN_PORT: '0' } : env,
+      }),
+    ),
+  );
+  const adminLine = gateways[0]!.output.find((l) => l.includes('"admin api listening"'));
+  adminUrl = `http://127.0.0.1:${(JSON.parse(adminLine!) as { port: number }).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.stop()));
+  await backend?.stop();
+  redis?.disconnect();
+  await redisServer?.stop();
+  removeTempDirs();
+});
+
+/** Fires `total` concurrent requests spread round-robin over the instances; returns the answers. */
+async function burst(keyValue: string, total: number): Promise<Array<{ status: number; error?: string }>> {
+  return Promise.all(
+    Array.from({ length: total }, async (_, i) => {
+      const a = await getWithKey(gateways[i % gateways.length]!.url, '/v1/ping', keyValue, { timeoutMs: 20_000 });
+      return { status: a.status, error: a.body?.error };
+    }),
+  );
+}
+
+const counterValues = async (keyId: string, window: 'minute' | 'day' | 'month'): Promise<number> => {
+  const keys = await redis.keys(`lgw:{${keyId}}:${window}:*`);
+  const values = keys.length ? await redis.mget(keys) : [];
+  return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+};
+
+describe('exact shared limits across three instances', () => {
+  it('500 concurrent requests: exactly the per-minute limit succeeds, and Redis counted exactly those', async () => {
+    await awayFromMinuteEdge(15_000);
+    const value = await createKey(['--id', 'burst-minute', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1', '--per-minute', '137', '--per-day', '100000']);
+    const answers = await burst(value, 500);
+    const ok = answers.filter((a) => a.status === 200).length;
+    const limited = answers.filter((a) => a.status === 429 && a.error === 'rate_limited').length;
+    expect(ok).toBe(137);
+    expect(limited).toBe(500 - 137);
+    expect(await counterValues('burst-minute', 'minute')).toBe(137);
+    expect(await counterValues('burst-minute', 'day')).toBe(137);
+    for (const key of await redis.keys('lgw:{burst-minute}:*')) expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('the same for a daily quota', async () => {
+    const value = await createKey(['--id', 'burst-day', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1', '--per-minute', '100000', '--per-day', '211']);
+    const answers = await burst(value, 500);
+    expect(answers.filter((a) => a.status === 200).length).toBe(211);
+    expect(answers.filter((a) => a.status === 429 && a.error === 'quota_exceeded').length).toBe(289);
+    expect(await counterValues('burst-day', 'day')).toBe(211);
+    expect(await counterValues('burst-day', 'month')).toBe(211);
+  });
+});
+
+describe('cursors across instances', () => {
+  it('a cursor issued by one instance is accepted by another', async () => {
+    const value = await createKey(['--id', 'cursor-walker', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']);
+    const first = await getWithKey(gateways[0]!.url, '/v1/properties?country=GB&limit=5', value);
+    expect(first.status).toBe(200);
+    const second = await getWithKey(gateways[1]!.url, `/v1/properties?country=GB&limit=5&cursor=${first.body.next_cursor}`, value);
+    expect(second.status).toBe(200);
+    expect(second.body.data[0].id > first.body.data[4].id).toBe(true);
+  });
+});
+
+/** Polls every instance until each answers `expected` for the key; returns the slowest time, ms. */
+async function propagation(value: string, change: () => Promise<unknown>, expected: number): Promise<number> {
+  // Warm every instance's cache first, so the test measures invalidation, not a cold read.
+  for (const g of gateways) await getWithKey(g.url, '/v1/ping', value);
+  const started = Date.now();
+  await change();
+  const times = await Promise.all(
+    gateways.map(async (g) => {
+      while (Date.now() - started < 3000) {
+        if ((await getWithKey(g.url, '/v1/ping', value)).status === expected) return Date.now() - started;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return Infinity;
+    }),
+  );
+  const slowest = Math.max(...times);
+  propagationTimes.push(slowest);
+  return slowest;
+}
+const propagationTimes: number[] = [];
+afterAll(() => {
+  // Printed for the record (CI log): the slowest instance per change, CLI process start-up included.
+  process.stdout.write(`key change propagation, slowest of 3 instances (ms): ${propagationTimes.join(', ')}\n`);
+});
+
+describe('key changes reach every instance within one second', () => {
+  it('pause, settle and revoke via the CLI', async () => {
+    const value = await createKey(['--id', 'cli-changes', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']);
+    expect(await propagation(value, () => cli(['pause', 'cli-changes', '--reason', 'unpaid_renewal']), 403)).toBeLessThan(1000);
+    expect(await propagation(value, () => cli(['settle', 'cli-changes']), 200)).toBeLessThan(1000);
+    expect(await propagation(value, () => cli(['revoke', 'cli-changes']), 401)).toBeLessThan(1000);
+  });
+
+  it('pause, settle, tier change and revoke via the admin API', async () => {
+    const created = await admin('POST', '/admin/keys', { id: 'api-changes', tier: 'standard', countries: ['GB'], address: '127.0.0.1' });
+    expect(created.status).toBe(201);
+    const { key } = (await created.json()) as { key: string };
+    expect(await propagation(key, () => admin('POST', '/admin/keys/api-changes/pause', { reason: 'payment_dispute' }), 403)).toBeLessThan(1000);
+    expect(await propagation(key, () => admin('POST', '/admin/keys/api-changes/settle'), 200)).toBeLessThan(1000);
+    const insights = async () => (await getWithKey(gateways[2]!.url, '/v1/insights', key)).body.error;
+    expect(await insights()).toBe('upgrade_required');
+    await admin('PATCH', '/admin/keys/api-changes', { tier: 'advanced' });
+    const started = Date.now();
+    while ((await insights()) !== 'not_configured' && Date.now() - started < 2000) await new Promise((r) => setTimeout(r, 10));
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await propagation(key, () => admin('POST', '/admin/keys/api-changes/revoke'), 401)).toBeLessThan(1000);
+  });
+
+  it('roll: the new value works at once, the old one until the grace ends', async () => {
+    const old = await createKey(['--id', 'rolled', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']);
+    const rolled = await cli(['roll', 'rolled', '--grace', '2']);
+    expect(rolled.code).toBe(0);
+    const fresh = rolled.stdout.trim().split('\n').pop()!;
+    expect(fresh).toMatch(/^plk_/);
+    for (const g of gateways) {
+      expect((await getWithKey(g.url, '/v1/ping', fresh)).status).toBe(200);
+      expect((await getWithKey(g.url, '/v1/ping', old)).status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 2200));
+    for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', old)).status).toBe(401);
+  });
+});
+
+describe('operator tools', () => {
+  it('the CLI prints a created key once, stores only its hash, and refuses bad input with one line', async () => {
+    const value = await createKey(['--id', 'cli-shape', '--tier', 'advanced', '--countries', 'gb,fr', '--address', '::ffff:127.0.0.1']);
+    expect(value).toMatch(/^plk_[0-9A-Za-z]{49}$/);
+    const dump = JSON.stringify(await Promise.all((await redis.keys('lgw:*')).filter((k) => !k.includes('{')).map((k) => redis.type(k).then((t) => (t === 'string' ? redis.get(k) : redis.smembers(k))))));
+    expect(dump).not.toContain(value);
+    expect(await redis.get(`lgw:keyhash:${sha256Hex(value)}`)).toBe('cli-shape');
+    const shown = await cli(['show', 'cli-shape']);
+    expect(shown.stdout).not.toContain(sha256Hex(value));
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: 'cli-shape', tier: 'advanced', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active' });
+    for (const bad of [['show', 'nope'], ['create', '--id', 'x', '--tier', 'gold', '--countries', 'GB', '--address', '127.0.0.1'], ['pause', 'cli-shape', '--reason', 'bored'], ['create', '--id', 'cli-shape', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']]) {
+      const r = await cli(bad);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    const usage = JSON.parse((await cli(['usage', 'burst-minute'])).stdout) as { windows: Array<{ window: string; used: number }> };
+    expect(usage.windows.find((w) => w.window === 'minute')!.used).toBe(137);
+  });
+
+  it('the admin API refuses a missing or wrong token with 401 and never shows a hash or value', async () => {
+    for (const token of ['', 'wrong-token-wrong-token']) {
+      const r = await admin('GET', '/admin/keys', undefined, token);
+      expect(r.status).toBe(401);
+      expect(await r.json()).toMatchObject({ error: 'unauthenticated' });
+    }
+    const noHeader = await fetch(`${adminUrl}/admin/keys`);
+    expect(noHeader.status).toBe(401);
+    const created = (await (await admin('POST', '/admin/keys', { id: 'api-shape', tier: 'standard', countries: ['FR'], address: '127.0.0.1', per_minute: 7 })).json()) as { key: string };
+    const list = await (await admin('GET', '/admin/keys')).text();
+    const show = await (await admin('GET', '/admin/keys/api-shape')).text();
+    for (const text of [list, show]) {
+      expect(text).not.toContain(created.key);
+      expect(text).not.toContain(sha256Hex(created.key));
+      expect(text).not.toContain('key_sha256');
+    }
+    expect(JSON.parse(show)).toMatchObject({ limits: { per_minute: 7 } });
+    expect((await admin('GET', '/admin/keys/none')).status).toBe(404);
+    const bad = await admin('POST', '/admin/keys', { id: 'bad', tier: 'standard', countries: ['GB'], address: 'nowhere' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'address' });
+  });
+});
