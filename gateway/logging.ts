@@ -15,8 +15,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const LOGGED_QUERY_PARAMETERS = new Set(['country', 'listing_type', 'property_type', 'limit']);
 
 /**
- * The URL as logged: the path, and of the query only the values of known filter parameters.
- * Anything else (a cursor, or a key pasted as `?api_key=`) is logged as `[redacted]`.
+ * The URL as logged: the path, and of the query only known parameter names with the values of the
+ * filters. A cursor's value, and any unknown name or value (a key pasted as `?api_key=…` or as a
+ * bare `?<key>`), is logged as `[redacted]`.
  */
 export function loggableUrl(url: string): string {
   const q = url.indexOf('?');
@@ -28,7 +29,8 @@ export function loggableUrl(url: string): string {
     .map((pair) => {
       const eq = pair.indexOf('=');
       const name = eq < 0 ? pair : pair.slice(0, eq);
-      return eq < 0 || LOGGED_QUERY_PARAMETERS.has(name) ? pair.slice(0, 64) : `${name.slice(0, 64)}=[redacted]`;
+      if (LOGGED_QUERY_PARAMETERS.has(name)) return pair.slice(0, 64);
+      return name === 'cursor' ? 'cursor=[redacted]' : '[redacted]';
     });
   return `${url.slice(0, Math.min(q, 512))}?${parts.join('&')}`;
 }

@@ -29,7 +29,7 @@ const EnvSchema = z.object({
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A Redis command unanswered after this long fails; counting falls back to the instance. */
-  REDIS_COMMAND_TIMEOUT_MS: positiveInt(250),
+  REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

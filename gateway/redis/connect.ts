@@ -15,7 +15,7 @@ export interface RedisOptions {
  */
 export function connectRedis(url: string, logger: Logger, role: string, options: RedisOptions = {}): Redis {
   const client = new Redis(url, {
-    commandTimeout: options.commandTimeoutMs ?? 250,
+    commandTimeout: options.commandTimeoutMs ?? 500,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     enableAutoPipelining: options.autoPipelining ?? true,

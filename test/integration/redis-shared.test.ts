@@ -59,7 +59,9 @@ beforeAll(async () => {
   const dir = makeTempDir();
   const keysFile = writeKeysFile([], dir);
   const gatewayConfig = writeGatewayConfig(undefined, dir);
-  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis' };
+  // A generous command timeout: this suite is about exactness on a loaded 2-core machine, and a
+  // timed-out command would (by design) fall back to per-instance counting. Outages: redis-outage.test.ts.
+  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000' };
   gateways = await Promise.all(
     [0, 1, 2].map((i) =>
       startGateway({
@@ -82,6 +84,8 @@ afterAll(async () => {
 
 /** Fires `total` concurrent requests spread round-robin over the instances; returns the answers. */
 async function burst(keyValue: string, total: number): Promise<Array<{ status: number; error?: string }>> {
+  // Every instance has the key record cached, as in steady state (a cold read is not what is measured).
+  for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', keyValue)).status).toBe(200);
   return Promise.all(
     Array.from({ length: total }, async (_, i) => {
       const a = await getWithKey(gateways[i % gateways.length]!.url, '/v1/ping', keyValue, { timeoutMs: 20_000 });
@@ -101,10 +105,10 @@ describe('exact shared limits across three instances', () => {
     await awayFromMinuteEdge(15_000);
     const value = await createKey(['--id', 'burst-minute', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1', '--per-minute', '137', '--per-day', '100000']);
     const answers = await burst(value, 500);
-    const ok = answers.filter((a) => a.status === 200).length;
+    const ok = answers.filter((a) => a.status === 200).length + 3; // the three warm-up requests
     const limited = answers.filter((a) => a.status === 429 && a.error === 'rate_limited').length;
     expect(ok).toBe(137);
-    expect(limited).toBe(500 - 137);
+    expect(limited).toBe(503 - 137);
     expect(await counterValues('burst-minute', 'minute')).toBe(137);
     expect(await counterValues('burst-minute', 'day')).toBe(137);
     for (const key of await redis.keys('lgw:{burst-minute}:*')) expect(await redis.pttl(key)).toBeGreaterThan(0);
@@ -113,8 +117,8 @@ describe('exact shared limits across three instances', () => {
   it('the same for a daily quota', async () => {
     const value = await createKey(['--id', 'burst-day', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1', '--per-minute', '100000', '--per-day', '211']);
     const answers = await burst(value, 500);
-    expect(answers.filter((a) => a.status === 200).length).toBe(211);
-    expect(answers.filter((a) => a.status === 429 && a.error === 'quota_exceeded').length).toBe(289);
+    expect(answers.filter((a) => a.status === 200).length + 3).toBe(211);
+    expect(answers.filter((a) => a.status === 429 && a.error === 'quota_exceeded').length).toBe(503 - 211);
     expect(await counterValues('burst-day', 'day')).toBe(211);
     expect(await counterValues('burst-day', 'month')).toBe(211);
   });
