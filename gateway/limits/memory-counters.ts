@@ -16,7 +16,12 @@ interface KeyWindows {
  * rate-limiter-flexible's memory store, whose windows are setTimeout-bound to ~24.8 days).
  * Memory: one small object per key id that has been used.
  */
-export function createMemoryCounters(): Counters {
+export interface MemoryCounters extends Counters {
+  consume(keyId: string, limits: Limits, nowMs?: number): LimitDecision;
+  peek(keyId: string, limits: Limits, nowMs?: number): LimitDecision;
+}
+
+export function createMemoryCounters(): MemoryCounters {
   const byKey = new Map<string, KeyWindows>();
 
   function current(keyId: string, nowMs: number): KeyWindows {
@@ -50,8 +55,7 @@ export function createMemoryCounters(): Counters {
     },
     peek(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
       const entry = current(keyId, nowMs);
-      const decision = decide({ ...entry.counts }, limits, nowMs, false);
-      return decision;
+      return decide({ ...entry.counts }, limits, nowMs, false);
     },
   };
 }

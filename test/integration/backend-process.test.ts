@@ -120,14 +120,13 @@ describe('backend-mock with LISTINGS_FILE', () => {
 });
 
 describe('backend-mock with generated listings', () => {
-  it('generates the default 120,000 listings well within 2 s, serves them, and exits 0 on SIGINT', async () => {
+  it('generates the default 120,000 listings, serves them, and exits 0 on SIGINT', async () => {
     const backend = await startProcess(MAIN, { BACKEND_PORT: '0' });
     try {
       const entry = JSON.parse(backend.output.find((line) => line.includes('"listening"'))!) as { startup_cpu_ms: number; listings: number };
       expect(entry.listings).toBe(120000);
-      // CPU time rather than wall time: suites running in parallel on two cores would make a
-      // wall-clock bound flaky, while the CPU the start-up needs is what the budget is about.
-      expect(entry.startup_cpu_ms).toBeLessThan(2000);
+      // Start-up time is reported, not asserted (tests never assert speed; `npm run bench` measures).
+      expect(entry.startup_cpu_ms).toBeGreaterThan(0);
       expect((await get(`${backend.url}/internal/health`)).body).toEqual({ status: 'ok', listings: 120000 });
       const first = (await get(`${backend.url}/internal/v1/listings?country=GB&limit=1000`)).body;
       expect(first.items).toHaveLength(1000);

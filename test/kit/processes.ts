@@ -17,7 +17,13 @@ export interface RunningProcess {
  * whose `port` field gives the port (the processes are started with port 0, so no port races).
  */
 export function startProcess(script: string, env: Record<string, string>, timeoutMs = 15000): Promise<RunningProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], {
+  return startNodeScript(path.join(ROOT, 'dist', script), env, timeoutMs);
+}
+
+/** As `startProcess`, for any script path (the benchmark's baseline proxy is plain JavaScript). */
+export function startNodeScript(scriptPath: string, env: Record<string, string>, timeoutMs = 15000): Promise<RunningProcess> {
+  const script = path.basename(scriptPath);
+  const child = spawn(process.execPath, [scriptPath], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

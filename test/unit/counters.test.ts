@@ -22,7 +22,7 @@ describe('memory counters', () => {
     const c = createMemoryCounters();
     const kinds = Array.from({ length: 5 }, () => c.consume('k', limits, t0));
     expect(kinds.map((d) => (d as { kind: string }).kind)).toEqual(['allowed', 'allowed', 'allowed', 'refused', 'refused']);
-    const refused = kinds[3] as { code: string; retryAfterSeconds: number; windows: Array<{ name: string; remaining: number }> };
+    const refused = kinds[3] as unknown as { code: string; retryAfterSeconds: number; windows: Array<{ name: string; remaining: number }> };
     expect(refused.code).toBe('rate_limited');
     expect(refused.retryAfterSeconds).toBe(30);
     // The refusals consumed nothing: the day still has 2 of 5.
@@ -56,8 +56,8 @@ describe('memory counters', () => {
     const c = createMemoryCounters();
     c.consume('a', limits, t0);
     expect(c.peek('b', limits, t0)).toMatchObject({ kind: 'allowed' });
-    const peeked = c.peek('a', limits, t0) as { windows: Array<{ remaining: number }> };
+    const peeked = c.peek("a", limits, t0) as unknown as { windows: Array<{ remaining: number }> };
     expect(peeked.windows[0]!.remaining).toBe(2);
-    expect((c.peek('a', limits, t0) as { windows: Array<{ remaining: number }> }).windows[0]!.remaining).toBe(2);
+    expect((c.peek("a", limits, t0) as unknown as { windows: Array<{ remaining: number }> }).windows[0]!.remaining).toBe(2);
   });
 });

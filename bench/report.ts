@@ -1,0 +1,87 @@
+/** Renders benchmark results as a Markdown table and an SVG bar chart (no dependencies). */
+
+export interface Row {
+  config: string;
+  concurrency: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUs?: number;
+  rssMb?: number;
+  non2xx: number;
+  ratio?: number;
+}
+
+interface Depth { rps: number; cpuUs?: number }
+export interface Results {
+  date: string;
+  seconds: number;
+  node: string;
+  rows: Row[];
+  depth: { page1: Depth; page2: Depth; page1000: Depth };
+  scale: { startMs: number; smallStartMs: number; measure: Depth & { rssMb?: number } };
+}
+
+const fmt = (n: number | undefined, digits = 0): string => (n === undefined ? '—' : n.toFixed(digits));
+
+/** The table plus the targets of the performance issue, each marked met or not. */
+export function renderMarkdown(r: Results): string {
+  const lines = [
+    `Benchmark of ${r.date} (${r.node}, ${r.seconds} s per run, ~2 KB page, keep-alive)`,
+    '',
+    '| Configuration | Conc. | req/s | p50 ms | p99 ms | CPU µs/req | RSS MB | × baseline req/s | non-2xx |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...r.rows.map((row) =>
+      `| ${row.config} | ${row.concurrency} | ${fmt(row.rps)} | ${row.p50} | ${row.p99} | ${fmt(row.cpuUs)} | ${fmt(row.rssMb)} | ${fmt(row.ratio, 2)} | ${row.non2xx} |`),
+    '',
+  ];
+  const find = (prefix: string, c: number): Row | undefined => r.rows.find((row) => row.config.startsWith(prefix) && row.concurrency === c);
+  const redis50 = find('gateway, Redis', 50);
+  const base1 = find('baseline', 1);
+  const redis1 = find('gateway, Redis', 1);
+  const base10 = find('baseline', 10);
+  const redis10 = find('gateway, Redis', 10);
+  const checks: Array<[string, string, boolean]> = [];
+  if (redis50?.cpuUs !== undefined) checks.push(['gateway CPU per listing request, Redis, c=50 ≤ 200 µs', `${fmt(redis50.cpuUs)} µs`, redis50.cpuUs <= 200]);
+  if (redis50?.ratio !== undefined) checks.push(['req/s ≥ 0.4 × baseline, Redis, c=50', `${fmt(redis50.ratio, 2)}×`, redis50.ratio >= 0.4]);
+  if (base1 && redis1) checks.push(['added p50 latency at c=1 ≤ 0.3 ms', `${fmt(redis1.p50 - base1.p50, 2)} ms`, redis1.p50 - base1.p50 <= 0.3]);
+  if (base10 && redis10) checks.push(['added p99 latency at c=10 ≤ 2 ms', `${fmt(redis10.p99 - base10.p99, 2)} ms`, redis10.p99 - base10.p99 <= 2]);
+  const depthRatio = r.depth.page2.rps / r.depth.page1000.rps;
+  checks.push(['page 1,000 within 1.2× of page 2 (req/s)', `${fmt(depthRatio, 2)}×`, depthRatio <= 1.2]);
+  checks.push(['100,000 keys: start-up ≤ 2 s', `${r.scale.startMs} ms`, r.scale.startMs <= 2000]);
+  const maxRss = Math.max(...r.rows.filter((row) => row.config.startsWith('gateway')).map((row) => row.rssMb ?? 0), r.scale.measure.rssMb ?? 0);
+  checks.push(['gateway RSS under load ≤ 150 MB', `${fmt(maxRss)} MB`, maxRss <= 150]);
+  lines.push('| Target | Measured | Met |', '|---|---|---|', ...checks.map(([t, m, ok]) => `| ${t} | ${m} | ${ok ? 'yes' : 'no'} |`), '');
+  lines.push(`Page depth (c=10, embedded): page 1 ${fmt(r.depth.page1.rps)} req/s (no cursor), page 2 ${fmt(r.depth.page2.rps)} req/s, page 1,000 ${fmt(r.depth.page1000.rps)} req/s.`);
+  lines.push(`Key-store scale: 100,000 keys start in ${r.scale.startMs} ms (1 key: ${r.scale.smallStartMs} ms); ${fmt(r.scale.measure.rps)} req/s at c=10, ${fmt(r.scale.measure.cpuUs)} µs CPU/req.`, '');
+  return lines.join('\n');
+}
+
+/** Requests per second per configuration and concurrency, as grouped bars. */
+export function renderChart(rows: Row[]): string {
+  const configs = [...new Set(rows.map((r) => r.config))];
+  const levels = [...new Set(rows.map((r) => r.concurrency))];
+  const max = Math.max(...rows.map((r) => r.rps), 1);
+  const colours = ['#4c78a8', '#f58518', '#54a24b', '#e45756', '#72b7b2'];
+  const width = 760;
+  const rowHeight = 18;
+  const groupHeight = levels.length * rowHeight + 16;
+  const left = 300;
+  const height = configs.length * groupHeight + 40;
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<text x="10" y="18" font-weight="bold">Requests per second (keep-alive; bars: concurrency ${levels.join(', ')})</text>`];
+  configs.forEach((config, i) => {
+    const top = 30 + i * groupHeight;
+    parts.push(`<text x="10" y="${top + 14}">${config.replace(/&/g, '&amp;')}</text>`);
+    levels.forEach((c, j) => {
+      const row = rows.find((r) => r.config === config && r.concurrency === c);
+      if (!row) return;
+      const w = Math.max(1, ((width - left - 80) * row.rps) / max);
+      const y = top + j * rowHeight;
+      parts.push(`<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${rowHeight - 4}" fill="${colours[j % colours.length]}"/>`);
+      parts.push(`<text x="${left + w + 4}" y="${y + 11}">c=${c}: ${row.rps.toFixed(0)}</text>`);
+    });
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}

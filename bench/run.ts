@@ -1,0 +1,161 @@
+/**
+ * `npm run bench`: the data service, a bare node:http pass-through proxy (the baseline), and the
+ * gateway embedded (memory counters, YAML keys) and with Redis (counters and key store), each
+ * driven by autocannon on keep-alive connections at concurrency 1, 10 and 50. Prints and writes to
+ * bench/results/: requests/s, p50/p99 latency, gateway CPU µs per request (from /proc), RSS, and
+ * the ratio to the baseline measured in the same run; plus page-depth cost and key-store scale.
+ *
+ * BENCH_SECONDS (default 5) sets the length of each measured run.
+ */
+import autocannon from 'autocannon';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { stringify } from 'yaml';
+import { loadGatewayConfig } from '../gateway/config/gateway-config';
+import { createKeyAdmin } from '../gateway/keys/key-admin';
+import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
+import { startRedis } from '../test/kit/redis-server';
+import { renderChart, renderMarkdown, type Row } from './report';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = [1, 10, 50];
+const KEY_VALUE = `bench-${randomBytes(12).toString('hex')}`;
+const PAGE = 'country=GB&limit=5';
+const tmp = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
+const running: RunningProcess[] = [];
+
+const sha256 = (v: string): string => createHash('sha256').update(v).digest('hex');
+const unlimited = { per_minute: 1_000_000_000, per_day: 1_000_000_000, per_month: 1_000_000_000 };
+
+function keysFile(extra: number): string {
+  const keys = [{ id: 'bench', key_sha256: sha256(KEY_VALUE), tier: 'advanced', countries: ['GB', 'FR', 'DE'], address: '127.0.0.1', status: 'active', limits: unlimited }];
+  for (let i = 0; i < extra; i++) {
+    keys.push({ id: `k${i}`, key_sha256: sha256(`filler-${i}`), tier: 'standard', countries: ['GB'], address: '10.0.0.1', status: 'active', limits: { ...unlimited } });
+  }
+  const file = path.join(tmp, `keys-${extra}.yaml`);
+  writeFileSync(file, stringify({ keys }));
+  return file;
+}
+
+/** Drains a process's output once it listens: the benchmark must not buffer a million log lines. */
+function quiet(p: RunningProcess): RunningProcess {
+  for (const stream of [p.child.stdout!, p.child.stderr!]) {
+    stream.removeAllListeners('data');
+    stream.resume();
+  }
+  running.push(p);
+  return p;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+}
+const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+interface Measure { rps: number; p50: number; p99: number; cpuUs?: number; rssMb?: number; non2xx: number }
+
+async function drive(url: string, connections: number, pid?: number, seconds = SECONDS): Promise<Measure> {
+  const headers = { 'x-api-key': KEY_VALUE };
+  await autocannon({ url, connections, duration: 1, headers }); // warm-up: JIT, pools, caches
+  const cpuBefore = pid ? cpuSeconds(pid) : 0;
+  const result = await autocannon({ url, connections, duration: seconds, headers });
+  const cpu = pid ? cpuSeconds(pid) - cpuBefore : 0;
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ...(pid ? { cpuUs: (cpu * 1e6) / result.requests.total, rssMb: rssMb(pid) } : {}),
+    non2xx: result.non2xx,
+  };
+}
+
+async function firstCursorAt(base: string, page: number): Promise<string> {
+  let cursor = '';
+  for (let i = 1; i < page; i++) {
+    const answer = await fetch(`${base}/v1/properties?${PAGE}${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': KEY_VALUE } });
+    const body = (await answer.json()) as { next_cursor: string | null };
+    if (!body.next_cursor) throw new Error(`only ${i} pages`);
+    cursor = body.next_cursor;
+  }
+  return cursor;
+}
+
+async function startGateway(env: Record<string, string>): Promise<{ proc: RunningProcess; startMs: number }> {
+  const started = Date.now();
+  const proc = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env }, 60_000);
+  return { proc: quiet(proc), startMs: Date.now() - started };
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  const backend = quiet(await startProcess('backend-mock/main.js', { BACKEND_PORT: '0', LOG_LEVEL: 'info' }, 60_000));
+  const baseline = quiet(await startNodeScript(path.join(ROOT, 'bench/baseline-proxy.js'), { TARGET_URL: backend.url }));
+  const redisServer = await startRedis();
+  const redis = new Redis(redisServer.url);
+  const config = loadGatewayConfig(path.join(ROOT, 'config/gateway.yaml'));
+  const keys1 = keysFile(0);
+  await createKeyAdmin(redis, config).import(keys1);
+
+  const embedded = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keys1 });
+  const withRedis = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keys1, REDIS_URL: redisServer.url, KEY_STORE: 'redis' });
+
+  // The same ~2 KB page everywhere; through the gateways with a cursor (decrypt + encrypt) as a real walk does.
+  const cursorEmbedded = await firstCursorAt(embedded.proc.url, 2);
+  const cursorRedis = await firstCursorAt(withRedis.proc.url, 2);
+  const internalPath = `/internal/v1/listings?${PAGE}&after=${encodeURIComponent((await (await fetch(`${backend.url}/internal/v1/listings?${PAGE}`)).json() as { next_after: string }).next_after)}`;
+  const targets = [
+    { name: 'data service, direct', url: `${backend.url}${internalPath}` },
+    { name: 'baseline: bare node:http proxy', url: `${baseline.url}${internalPath}`, pid: baseline.child.pid },
+    { name: 'gateway, embedded (memory counters, YAML keys)', url: `${embedded.proc.url}/v1/properties?${PAGE}&cursor=${cursorEmbedded}`, pid: embedded.proc.child.pid },
+    { name: 'gateway, Redis counters + Redis key store', url: `${withRedis.proc.url}/v1/properties?${PAGE}&cursor=${cursorRedis}`, pid: withRedis.proc.child.pid },
+  ];
+  for (const c of CONCURRENCY) {
+    const baselineRps: number[] = [];
+    for (const t of targets) {
+      const m = await drive(t.url, c, t.pid);
+      if (t.name.startsWith('baseline')) baselineRps.push(m.rps, m.p50, m.p99);
+      rows.push({ config: t.name, concurrency: c, ...m, ratio: baselineRps.length ? m.rps / baselineRps[0]! : undefined });
+      process.stdout.write(`  ${t.name.padEnd(48)} c=${String(c).padEnd(3)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms` +
+        `${m.cpuUs !== undefined ? `  ${m.cpuUs.toFixed(0)} µs CPU/req  RSS ${m.rssMb!.toFixed(0)} MB` : ''}${m.non2xx ? `  non-2xx ${m.non2xx}` : ''}\n`);
+    }
+  }
+
+  // Page depth: page 2 and page 1,000 of one country (both carry a cursor), through the gateway.
+  const deep = await firstCursorAt(embedded.proc.url, 1000);
+  const depth = {
+    page1: await drive(`${embedded.proc.url}/v1/properties?${PAGE}`, 10, embedded.proc.child.pid),
+    page2: await drive(`${embedded.proc.url}/v1/properties?${PAGE}&cursor=${cursorEmbedded}`, 10, embedded.proc.child.pid),
+    page1000: await drive(`${embedded.proc.url}/v1/properties?${PAGE}&cursor=${deep}`, 10, embedded.proc.child.pid),
+  };
+  process.stdout.write(`  page depth (c=10): page 1 ${depth.page1.rps.toFixed(0)} req/s, page 2 ${depth.page2.rps.toFixed(0)} req/s, page 1,000 ${depth.page1000.rps.toFixed(0)} req/s; CPU µs/req ${depth.page2.cpuUs!.toFixed(0)} vs ${depth.page1000.cpuUs!.toFixed(0)}\n`);
+
+  // Key-store scale: 100,000 keys in the YAML file.
+  const big = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keysFile(100_000) });
+  const cursorBig = await firstCursorAt(big.proc.url, 2);
+  const scale = { startMs: big.startMs, smallStartMs: embedded.startMs, measure: await drive(`${big.proc.url}/v1/properties?${PAGE}&cursor=${cursorBig}`, 10, big.proc.child.pid) };
+  const small10 = rows.find((r) => r.config.startsWith('gateway, embedded') && r.concurrency === 10)!;
+  process.stdout.write(`  100,000 keys: start-up ${scale.startMs} ms (1 key: ${scale.smallStartMs} ms), ${scale.measure.rps.toFixed(0)} req/s, ${scale.measure.cpuUs!.toFixed(0)} µs CPU/req (1 key: ${small10.cpuUs!.toFixed(0)}), RSS ${scale.measure.rssMb!.toFixed(0)} MB\n`);
+
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, depth, scale };
+  const dir = path.join(ROOT, 'bench/results');
+  writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const markdown = renderMarkdown(results);
+  writeFileSync(path.join(dir, 'latest.md'), markdown);
+  writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
+  process.stdout.write(`\n${markdown}\nwritten: bench/results/latest.{json,md,svg}\n`);
+
+  redis.disconnect();
+  await Promise.all(running.map((p) => p.stop()));
+  await redisServer.stop();
+}
+
+main().catch(async (err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  await Promise.all(running.map((p) => p.stop().catch(() => undefined)));
+  process.exit(1);
+});
