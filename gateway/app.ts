@@ -12,7 +12,7 @@ import { checkKeyState } from './policies/check-key-state';
 import { enforceLimits } from './policies/enforce-limits';
 import { openCursor } from './policies/open-cursor';
 import { requireTier } from './policies/require-tier';
-import { validateItemQuery, validateListQuery } from './policies/validate-query';
+import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter, REFERENCE_PATHS } from './reference/reference-router';
 import { handleErrors, notFound, onlyGet, requireListingId } from './routes/fallbacks';
 import { insightsNotLive } from './routes/insights';
@@ -67,7 +67,7 @@ export function createApp(deps: AppDeps): Express {
   //    400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor, then the data service.
   const identify = [authenticate(deps.keyStore), bindAddress(), checkKeyState()];
   const limits = enforceLimits(deps.counters);
-  app.get('/v1/ping', ...identify, limits, ping());
+  app.get('/v1/ping', ...identify, limits, validateNoQuery(), ping());
   app.get(
     '/v1/properties',
     ...identify,

@@ -3,8 +3,8 @@ import { ApiError } from '../errors';
 import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
 import type { KeyStore } from '../keys/key-record';
 
-/** Longer values are not keys; refused before hashing. */
-const MAX_KEY_LENGTH = 256;
+/** Longer values are not keys (imported keys of any format fit); refused before hashing. */
+const MAX_KEY_LENGTH = 1024;
 
 /** Counts `x-api-key` header lines: Node joins repeated ones into one value, which must never authenticate. */
 function apiKeyHeaderCount(rawHeaders: readonly string[]): number {

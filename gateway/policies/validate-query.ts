@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import { parseItemQuery, parseListQuery, rawQueryOf, type QueryParse } from '../validation/query';
+import { parseEmptyQuery, parseItemQuery, parseListQuery, rawQueryOf, type QueryParse } from '../validation/query';
 
 const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>): ApiError =>
   new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message);
@@ -21,6 +21,15 @@ export function validateItemQuery(): RequestHandler {
     const parsed = parseItemQuery(rawQueryOf(req.url));
     if (!parsed.ok) throw toError(parsed);
     res.locals.itemQuery = parsed.value;
+    next();
+  };
+}
+
+/** 400 `invalid_parameter` for any parameter on an endpoint that takes none (`/v1/ping`). */
+export function validateNoQuery(): RequestHandler {
+  return function refuseAnyParameter(req, _res, next) {
+    const parsed = parseEmptyQuery(rawQueryOf(req.url));
+    if (!parsed.ok) throw toError(parsed);
     next();
   };
 }

@@ -101,6 +101,13 @@ export function parseItemQuery(rawQuery: string): QueryParse<ItemQuery> {
   return country.ok ? { ok: true, value: { country: country.value } } : country;
 }
 
+/** The query of an endpoint that takes no parameters (`/v1/ping`): any parameter is unknown. Pure. */
+export function parseEmptyQuery(rawQuery: string): QueryParse<Record<string, never>> {
+  const split = splitQuery(rawQuery, NO_PARAMETERS);
+  return split.ok ? { ok: true, value: {} } : split;
+}
+const NO_PARAMETERS: ReadonlySet<string> = new Set();
+
 /** `{id}` of `/v1/properties/{id}` after percent-decoding: 1..128 of `A-Z a-z 0-9 . _ ~ -`, not `.` or `..`. */
 const LISTING_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 export const isListingId = (id: string): boolean => LISTING_ID.test(id) && id !== '.' && id !== '..';

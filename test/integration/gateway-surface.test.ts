@@ -90,6 +90,10 @@ describe('successful answers', () => {
     expect(adv.body).toStrictEqual({ ip: '127.0.0.1', key_id: 'adv', tier: 'advanced' });
   });
 
+  test('GET /v1/ping takes no parameters: any is invalid_parameter, named', async () => {
+    expectError(await getAs('std', '/v1/ping?verbose=1'), 'invalid_parameter', { parameter: 'verbose' });
+  });
+
   test('a key in the generated plk_ format with a correct checksum authenticates', async () => {
     const a = await getAs('plk', '/v1/ping');
     expectKeyedSuccess(a);

@@ -60,3 +60,12 @@ describe('isListingId', () => {
   it.each(['a', 'GB-001Q6JJK', 'x.y_z~w-1', 'a'.repeat(128), '...'])('accepts %j', (id) => expect(isListingId(id)).toBe(true));
   it.each(['', '.', '..', 'a/b', 'a b', 'é', 'a'.repeat(129), 'a%2Fb', '..\\x'])('refuses %j', (id) => expect(isListingId(id)).toBe(false));
 });
+
+describe('parseEmptyQuery', () => {
+  it('accepts no parameters and refuses any', () => {
+    const { parseEmptyQuery } = jest.requireActual('../../gateway/validation/query') as typeof import('../../gateway/validation/query');
+    expect(parseEmptyQuery('')).toEqual({ ok: true, value: {} });
+    expect(parseEmptyQuery('verbose=1')).toMatchObject({ ok: false, parameter: 'verbose' });
+    expect(parseEmptyQuery('api_key=abc')).toMatchObject({ ok: false, parameter: 'api_key' });
+  });
+});
