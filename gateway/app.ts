@@ -1,10 +1,10 @@
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import type { CursorCodec } from './cursor/cursor-codec';
 import type { KeyStore } from './keys/key-record';
-import { normaliseAddress } from './keys/address';
 import type { Counters } from './limits/counters';
-import { createHttpLogger } from './logging';
+import { observeRequests } from './observe';
+import type { Metrics } from './ops/metrics';
 import { authenticate } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
@@ -15,18 +15,21 @@ import { requireTier } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter, REFERENCE_PATHS } from './reference/reference-router';
 import { handleErrors, notFound, onlyGet, requireListingId } from './routes/fallbacks';
-import { insightsNotLive } from './routes/insights';
+import { insights } from './routes/insights';
 import { ping } from './routes/ping';
 import { getProperty, listProperties } from './routes/properties';
-import type { ListingsClient } from './upstream/listings-client';
+import type { InsightsUpstream } from './upstream/insights-client';
+import type { ListingStores } from './upstream/listing-stores';
 import './request-context';
 
 export interface AppDeps {
   readonly logger: Logger;
+  readonly metrics: Metrics;
   readonly keyStore: KeyStore;
   readonly counters: Counters;
   readonly cursors: CursorCodec;
-  readonly listings: ListingsClient;
+  readonly stores: ListingStores;
+  readonly insights: InsightsUpstream;
   /** CIDRs of trusted reverse proxies; empty: `X-Forwarded-For` is ignored. */
   readonly trustedProxies: readonly string[];
 }
@@ -46,14 +49,8 @@ export function createApp(deps: AppDeps): Express {
   // X-Forwarded-For counts only from configured proxies (right-most untrusted address); never blanket trust.
   app.set('trust proxy', deps.trustedProxies.length ? [...deps.trustedProxies] : false);
 
-  // 1. Every answer, even a 404, gets a request id and one log line (never a header, so never a key).
-  const httpLogger = createHttpLogger(deps.logger);
-  app.use(function requestContext(req, res, next) {
-    httpLogger(req, res);
-    res.locals.requestId = String(req.id);
-    res.locals.clientIp = normaliseAddress(req.ip ?? '') ?? req.ip ?? '';
-    next();
-  } satisfies RequestHandler);
+  // 1. Every answer, even a 404, gets a request id, one log line (never a header, so never a key) and metrics.
+  app.use(observeRequests(deps.logger, deps.metrics));
 
   // 2. Path before method, method before key (CONTRACT part 2): 404 for an id outside the alphabet,
   //    then 405 with `Allow: GET` for any other method on a known path.
@@ -66,7 +63,7 @@ export function createApp(deps: AppDeps): Express {
   // 4. Keyed endpoints. Order is the contract's: 401, 403 ip, 403 paused, 403 upgrade, 429,
   //    400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor, then the data service.
   const identify = [authenticate(deps.keyStore), bindAddress(), checkKeyState()];
-  const limits = enforceLimits(deps.counters);
+  const limits = enforceLimits(deps.counters, deps.metrics);
   app.get('/v1/ping', ...identify, limits, validateNoQuery(), ping());
   app.get(
     '/v1/properties',
@@ -75,10 +72,10 @@ export function createApp(deps: AppDeps): Express {
     validateListQuery(),
     checkEntitlement(),
     openCursor(deps.cursors),
-    listProperties(deps.listings, deps.cursors),
+    listProperties(deps.stores, deps.cursors),
   );
-  app.get('/v1/properties/:id', ...identify, limits, validateItemQuery(), checkEntitlement(), getProperty(deps.listings));
-  app.get(['/v1/insights', '/v1/insights/*rest'], ...identify, requireTier('advanced'), limits, insightsNotLive());
+  app.get('/v1/properties/:id', ...identify, limits, validateItemQuery(), checkEntitlement(), getProperty(deps.stores));
+  app.get(['/v1/insights', '/v1/insights/*rest'], ...identify, requireTier('advanced'), limits, insights(deps.insights));
 
   // 5. Anything else is not part of the surface; every error is answered from the catalogue.
   app.use(notFound());

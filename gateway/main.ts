@@ -1,49 +1,45 @@
 import { randomBytes } from 'node:crypto';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import type Redis from 'ioredis';
+import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { createApp } from './app';
 import { ConfigError } from './config/config-error';
 import { parseEnv, type Env } from './config/env';
 import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
-import { createFileKeyStore } from './keys/file-key-store';
+import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
-import { loadKeysFile } from './keys/keys-file';
-import { createRedisKeyStore } from './keys/redis-key-store';
+import { loadKeysFile, type FileKey } from './keys/keys-file';
+import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
 import { createRedisCounters } from './limits/redis-counters';
 import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
+import { createMetrics } from './ops/metrics';
+import { createOpsApp } from './ops/ops-app';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
-import { createListingsClient } from './upstream/listings-client';
-import type { Logger } from 'pino';
+import { createInsightsUpstream } from './upstream/insights-client';
+import { createListingStores } from './upstream/listing-stores';
+import type { UpstreamFailure } from './upstream/outcome';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
-/** Start-up waits this long for Redis before serving anyway (degraded: /readyz will say so). */
+/** Start-up waits this long for Redis before serving anyway (degraded: /readyz says so). */
 const REDIS_STARTUP_WAIT_MS = 3_000;
 
-/** Reads and validates every piece of configuration; a problem exits 1 with one line. */
-function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig } {
+/** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
+function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[] } {
   try {
     const env = parseEnv();
-    const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG);
-    return { env, gatewayConfig };
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`config error: ${err.message}\n`);
-    process.exit(1);
-  }
-}
-
-function loadFileKeys(env: Env, gatewayConfig: GatewayConfig): KeyStore {
-  try {
-    return createFileKeyStore(loadKeysFile(env.KEYS_FILE, gatewayConfig));
+    const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);
@@ -62,10 +58,11 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
   });
 }
 
-/** Start-up: configuration, dependencies, app, listen; and a graceful stop on SIGTERM. */
+/** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
-  const { env, gatewayConfig } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
+  const metrics = createMetrics();
   const redisClients: Redis[] = [];
   const connect = (role: string, autoPipelining = true): Redis => {
     const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, autoPipelining });
@@ -75,57 +72,101 @@ async function main(): Promise<void> {
 
   const memoryCounters = createMemoryCounters();
   let counters: Counters = memoryCounters;
-  let keyStore: KeyStore;
   let redis: Redis | undefined;
   if (env.REDIS_URL) {
     redis = connect('commands');
+    redis.on('ready', () => metrics.redisUp.set(1));
+    redis.on('close', () => metrics.redisUp.set(0));
+    metrics.redisUp.set(0);
     counters = createResilientCounters(createRedisCounters(redis), memoryCounters, redis, logger);
     if (!(await whenReady(redis, REDIS_STARTUP_WAIT_MS))) logger.warn('redis not reachable at start-up: counting per instance until it is');
   }
-  if (env.KEY_STORE === 'redis') {
-    keyStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger);
+  let fileStore: FileKeyStore | undefined;
+  let redisStore: RedisKeyStore | undefined;
+  let keyStore: KeyStore;
+  if (fileKeys) {
+    keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
-    keyStore = loadFileKeys(env, gatewayConfig);
+    keyStore = redisStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger, {
+      onLookup: (result) => metrics.keyCache.inc({ result }),
+    });
   }
 
   const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('base64url');
   if (!env.CURSOR_SECRET) {
     logger.warn('CURSOR_SECRET is not set: using a random secret, so cursors die with this process and are not shared between instances');
   }
-  const listings = createListingsClient({ baseUrl: env.BACKEND_URL, timeoutMs: env.UPSTREAM_TIMEOUT_MS });
+  const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
+  const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
   const app = createApp({
     logger,
+    metrics,
     keyStore,
     counters,
     cursors: createCursorCodec({ encryptionSecret: cursorSecret, previousSecrets: env.CURSOR_PREVIOUS_SECRETS, ttlSeconds: env.CURSOR_TTL_SECONDS }),
-    listings,
+    stores,
+    insights,
     trustedProxies: env.TRUST_PROXY,
   });
+
+  // Hot reload: the gateway config always, the keys file when it is the key store.
+  const reloader = createReloader(
+    fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
+    () => {
+      const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+      const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
+      return () => {
+        if (nextKeys) fileStore!.replace(nextKeys);
+        redisStore?.updateConfig(nextConfig);
+        stores.update(nextConfig.stores);
+        insights.update(nextConfig.insightsUpstream);
+      };
+    },
+    logger,
+    (applied) => metrics.reloads.inc({ result: applied ? 'applied' : 'refused' }),
+  );
+  process.on('SIGHUP', () => reloader.reload('SIGHUP'));
 
   const servers: Server[] = [];
   const server = createServer(app);
   servers.push(server);
-  listen(server, env.PORT, env.HOST, logger, 'listening', { backend: env.BACKEND_URL, key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
-
+  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
+  if (env.OPS_PORT !== undefined) {
+    const ops = createServer(createOpsApp(metrics, { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) }));
+    servers.push(ops);
+    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
+  }
   if (env.ADMIN_TOKEN) {
-    const adminServer = createServer(createAdminApp(createKeyAdmin(connect('admin', false), gatewayConfig), env.ADMIN_TOKEN, logger));
-    servers.push(adminServer);
-    listen(adminServer, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
+    const admin = createServer(createAdminApp(createKeyAdmin(connect('admin', false), gatewayConfig), env.ADMIN_TOKEN, logger));
+    servers.push(admin);
+    listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }
 
+  // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    reloader.close();
+    // Answers from now on close their connection, and connections left idle are closed as they become so.
+    for (const s of servers) s.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
     const force = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), SHUTDOWN_GRACE_MS).unref();
-    Promise.all(servers.map((s) => new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeIdleConnections();
-    })))
-      .then(() => listings.close())
+    Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeIdleConnections();
+          }),
+      ),
+    )
+      .then(() => Promise.all([stores.close(), insights.close()]))
       .then(() => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))))
       .finally(() => {
+        clearInterval(sweep);
         clearTimeout(force);
         logger.info('stopped');
         logger.flush(() => process.exit(0));

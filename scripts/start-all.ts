@@ -38,7 +38,8 @@ function start(script: string, env: NodeJS.ProcessEnv, onListening?: () => void)
 }
 
 start('backend-mock/main.js', { ...process.env, BACKEND_PORT: backendPort }, () => {
-  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, ...process.env });
+  // The ops listener is on for the demo (loopback): /metrics, /healthz, /readyz on OPS_PORT.
+  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', ...process.env });
 });
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));

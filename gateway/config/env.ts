@@ -30,6 +30,9 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A Redis command unanswered after this long fails; counting falls back to the instance. */
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),
+  /** The ops listener (/metrics, /healthz, /readyz); unset: off. */
+  OPS_PORT: z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).optional(),
+  OPS_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -1,8 +1,44 @@
-import type { KeyLookup, KeyRecord, KeyStore } from './key-record';
+import type { KeyLookup, KeyStore } from './key-record';
+import type { FileKey } from './keys-file';
 
-/** The embedded key store: records from the YAML keys file, held in a map by SHA-256. */
-export function createFileKeyStore(records: readonly KeyRecord[]): KeyStore {
-  const byHash = new Map<string, KeyLookup>(records.map((record) => [record.keySha256, { kind: 'found', record }]));
-  const notFound: KeyLookup = { kind: 'not_found' };
-  return { lookup: (keySha256) => byHash.get(keySha256) ?? notFound };
+export interface FileKeyStore extends KeyStore {
+  /** Swaps in a new set of keys (hot reload): one assignment, so a request sees old or new, never a mix. */
+  replace(keys: readonly FileKey[]): void;
+  readonly size: number;
+}
+
+interface Entry {
+  readonly lookup: KeyLookup;
+  /** For a previous (rotated) hash: when it stops authenticating, ms. */
+  readonly expiresAt?: number;
+}
+
+const NOT_FOUND: KeyLookup = { kind: 'not_found' };
+
+function index(keys: readonly FileKey[]): Map<string, Entry> {
+  const byHash = new Map<string, Entry>();
+  for (const { record, previous } of keys) {
+    const lookup: KeyLookup = { kind: 'found', record };
+    byHash.set(record.keySha256, { lookup });
+    if (previous) byHash.set(previous.keySha256, { lookup, expiresAt: previous.expiresAt });
+  }
+  return byHash;
+}
+
+/** The embedded key store: records from the YAML keys file, in a map by SHA-256. */
+export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
+  let byHash = index(keys);
+  return {
+    lookup(keySha256) {
+      const entry = byHash.get(keySha256);
+      if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= Date.now())) return NOT_FOUND;
+      return entry.lookup;
+    },
+    replace(next) {
+      byHash = index(next);
+    },
+    get size() {
+      return byHash.size;
+    },
+  };
 }

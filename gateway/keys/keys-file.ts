@@ -34,6 +34,19 @@ export const KeyEntryFields = z.object({
     limits: LimitsSchema.partial().strict().optional(),
   });
 
+/**
+ * Rotation in the keys file: the previous value's hash keeps working until the given time, so a
+ * holder can move to a new value without downtime.
+ */
+const RotationFields = z.object({
+  previous_key_sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be the SHA-256 of the previous key value as 64 hex characters')
+    .transform((v) => v.toLowerCase())
+    .optional(),
+  previous_key_expires_at: z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z' }).optional(),
+});
+
 const pausedHasReason = <T extends { status: string; pause_reason?: string }>(schema: z.ZodType<T>) =>
   schema.refine((k) => k.status !== 'paused' || k.pause_reason !== undefined, {
     message: 'is required when status is paused (unpaid_renewal or payment_dispute)',
@@ -41,7 +54,10 @@ const pausedHasReason = <T extends { status: string; pause_reason?: string }>(sc
   });
 
 /** One record of the YAML keys file. */
-export const KeyEntrySchema = pausedHasReason(KeyEntryFields.strict());
+export const KeyEntrySchema = pausedHasReason(KeyEntryFields.merge(RotationFields).strict()).refine(
+  (k) => (k.previous_key_sha256 === undefined) === (k.previous_key_expires_at === undefined),
+  { message: 'previous_key_sha256 and previous_key_expires_at go together', path: ['previous_key_expires_at'] },
+);
 
 export type KeyEntry = z.infer<typeof KeyEntrySchema>;
 
@@ -84,11 +100,27 @@ export function readKeysFile(file: string): KeyEntry[] {
     if (hashes.has(entry.key_sha256)) {
       throw new ConfigError(`${file}: keys[${index}] (id ${entry.id}): field "key_sha256": the same hash is already used by another key`);
     }
+    if (entry.previous_key_sha256 !== undefined && hashes.has(entry.previous_key_sha256)) {
+      throw new ConfigError(`${file}: keys[${index}] (id ${entry.id}): field "previous_key_sha256": the same hash is already used by another key`);
+    }
     ids.add(entry.id);
     hashes.add(entry.key_sha256);
+    if (entry.previous_key_sha256 !== undefined) hashes.add(entry.previous_key_sha256);
     return entry;
   });
 }
 
+/** A record and, during a rotation, the previous hash that still authenticates until `expiresAt` (ms). */
+export interface FileKey {
+  readonly record: KeyRecord;
+  readonly previous?: { readonly keySha256: string; readonly expiresAt: number };
+}
+
 /** The keys file as the records the gateway uses. */
-export const loadKeysFile = (file: string, config: GatewayConfig): KeyRecord[] => readKeysFile(file).map((entry) => toKeyRecord(entry, config));
+export const loadKeysFile = (file: string, config: GatewayConfig): FileKey[] =>
+  readKeysFile(file).map((entry) => ({
+    record: toKeyRecord(entry, config),
+    ...(entry.previous_key_sha256 && entry.previous_key_expires_at
+      ? { previous: { keySha256: entry.previous_key_sha256, expiresAt: Date.parse(entry.previous_key_expires_at) } }
+      : {}),
+  }));

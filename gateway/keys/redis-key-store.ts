@@ -12,6 +12,14 @@ export interface RedisKeyStoreOptions {
   readonly negativeTtlMs?: number;
   /** Entries kept at most; the oldest go first. */
   readonly maxEntries?: number;
+  /** Told of every look-up: served from the cache, read from Redis, or served stale during an outage. */
+  readonly onLookup?: (result: 'hit' | 'miss' | 'stale' | 'unavailable') => void;
+}
+
+export interface RedisKeyStore extends KeyStore {
+  /** New tier defaults (hot reload of the gateway config): cached records are rebuilt on next use. */
+  updateConfig(config: GatewayConfig): void;
+  close(): Promise<void>;
 }
 
 interface CacheEntry {
@@ -34,13 +42,15 @@ const UNSUBSCRIBED_TTL_MS = 500;
 export function createRedisKeyStore(
   redis: Redis,
   subscriber: Redis,
-  config: GatewayConfig,
+  initialConfig: GatewayConfig,
   logger: Logger,
   options: RedisKeyStoreOptions = {},
-): KeyStore & { close(): Promise<void> } {
+): RedisKeyStore {
+  const observe = options.onLookup ?? ((): void => undefined);
   const cacheTtlMs = options.cacheTtlMs ?? 30_000;
   const negativeTtlMs = options.negativeTtlMs ?? 2_000;
   const maxEntries = options.maxEntries ?? 200_000;
+  let config = initialConfig;
   const cache = new Map<string, CacheEntry>();
   const inflight = new Map<string, Promise<KeyLookup>>();
   let subscribed = false;
@@ -88,16 +98,29 @@ export function createRedisKeyStore(
   return {
     lookup(hash) {
       const entry = cache.get(hash);
-      if (entry && entry.expiresAt > Date.now()) return entry.lookup;
-      if (redis.status !== 'ready') return entry?.lookup.kind === 'found' ? entry.lookup : UNAVAILABLE;
+      if (entry && entry.expiresAt > Date.now()) {
+        observe('hit');
+        return entry.lookup;
+      }
+      const fallback = (): KeyLookup => {
+        const stale = entry?.lookup.kind === 'found';
+        observe(stale ? 'stale' : 'unavailable');
+        return stale ? entry!.lookup : UNAVAILABLE;
+      };
+      if (redis.status !== 'ready') return fallback();
       let pending = inflight.get(hash);
       if (!pending) {
+        observe('miss');
         pending = read(hash)
-          .catch(() => (entry?.lookup.kind === 'found' ? entry.lookup : UNAVAILABLE))
+          .catch(fallback)
           .finally(() => inflight.delete(hash));
         inflight.set(hash, pending);
       }
       return pending;
+    },
+    updateConfig(next) {
+      config = next;
+      cache.clear();
     },
     async close() {
       cache.clear();

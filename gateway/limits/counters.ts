@@ -14,12 +14,14 @@ export interface WindowState {
 
 /** The outcome of one request against a key's three windows. A value, never a thrown error. */
 export type LimitDecision =
-  | { readonly kind: 'allowed'; readonly windows: readonly WindowState[] }
+  | { readonly kind: 'allowed'; readonly windows: readonly WindowState[]; readonly store?: 'shared' | 'local' }
   | {
       readonly kind: 'refused';
       readonly code: 'rate_limited' | 'quota_exceeded';
       readonly retryAfterSeconds: number;
       readonly windows: readonly WindowState[];
+      /** Where the request was counted: in Redis for every instance, or in this instance only. */
+      readonly store?: 'shared' | 'local';
     }
   | { readonly kind: 'unavailable' };
 

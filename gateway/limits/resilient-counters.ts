@@ -2,6 +2,14 @@ import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counters, LimitDecision } from './counters';
 
+export interface ResilientCounters extends Counters {
+  /** True while counting per instance because Redis is down or failing. */
+  readonly degraded: boolean;
+}
+
+const tagged = (decision: LimitDecision, store: 'shared' | 'local'): LimitDecision =>
+  decision.kind === 'unavailable' ? decision : { ...decision, store };
+
 /** After a Redis failure, requests use the local counters for this long before Redis is tried again. */
 const RETRY_SHARED_AFTER_MS = 1000;
 
@@ -12,7 +20,7 @@ const RETRY_SHARED_AFTER_MS = 1000;
  * during an outage). Switching is logged once each way. No request waits on a Redis that is
  * known to be down: the client's state is checked first, and a failed call is not retried for a second.
  */
-export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): Counters {
+export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): ResilientCounters {
   let usingLocalUntil = 0;
   let degraded = false;
 
@@ -29,24 +37,23 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
   async function withFallback(op: (c: Counters) => LimitDecision | Promise<LimitDecision>): Promise<LimitDecision> {
     if (redis.status !== 'ready' || Date.now() < usingLocalUntil) {
       if (redis.status !== 'ready') degrade(new Error(`redis ${redis.status}`));
-      return op(local);
+      return tagged(await op(local), 'local');
     }
     try {
       const decision = await op(shared);
       recover();
-      return decision;
+      return tagged(decision, 'shared');
     } catch (err) {
       degrade(err);
-      return op(local);
+      return tagged(await op(local), 'local');
     }
   }
 
   return {
     consume: (keyId, limits, nowMs) => withFallback((c) => c.consume(keyId, limits, nowMs)),
     peek: (keyId, limits, nowMs) => withFallback((c) => c.peek(keyId, limits, nowMs)),
-    /** True while counting per instance (for readiness and metrics). */
     get degraded() {
       return degraded;
     },
-  } as Counters;
+  };
 }

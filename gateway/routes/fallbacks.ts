@@ -40,7 +40,7 @@ export function handleErrors(logger: Logger, counters: Counters): ErrorRequestHa
     if (err instanceof ApiError) apiError = err;
     else if (err instanceof URIError) apiError = new ApiError('not_found');
     else {
-      (req as { log?: Logger }).log?.error({ err }, 'unexpected error') ?? logger.error({ err }, 'unexpected error');
+      logger.error({ err, request_id: res.locals.requestId, url: req.path }, 'unexpected error');
       apiError = new ApiError('internal_error');
     }
     res.locals.errorCode = apiError.code;

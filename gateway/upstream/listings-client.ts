@@ -1,5 +1,7 @@
-import { Pool, errors as undiciErrors } from 'undici';
-import { parseRetryAfter, type UpstreamFailure } from './outcome';
+import { createJsonCaller, isFailure, type CallContext, type FailureObserver } from './json-caller';
+import type { UpstreamFailure } from './outcome';
+
+export type { CallContext };
 
 export type Listing = Record<string, unknown> & { id: string; country: string };
 
@@ -15,15 +17,11 @@ export interface PageRequest {
 export type PageResult = { readonly kind: 'page'; readonly items: Listing[]; readonly nextAfter: string | null } | UpstreamFailure;
 export type ItemResult = { readonly kind: 'item'; readonly item: Listing } | UpstreamFailure;
 
-export interface CallContext {
-  readonly requestId: string;
-  /** Aborted when the caller goes away, so the upstream request is dropped too. */
-  readonly signal: AbortSignal;
-}
-
 export interface ListingsClient {
   listPage(request: PageRequest, ctx: CallContext): Promise<PageResult>;
   getListing(country: string, id: string, ctx: CallContext): Promise<ItemResult>;
+  /** True when the data service answers its health check (readiness). */
+  healthy(ctx: CallContext): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -32,6 +30,8 @@ export interface ListingsClientOptions {
   readonly timeoutMs: number;
   /** Upper bound of pooled keep-alive connections to the data service. */
   readonly connections?: number;
+  /** Told of every failed call (metrics). */
+  readonly onFailure?: FailureObserver;
 }
 
 /** Fields of the data service that never leave the gateway: the withdrawn flag and `_`-prefixed storage fields. */
@@ -48,62 +48,12 @@ const isListing = (v: unknown): v is Record<string, unknown> & { id: string; cou
   typeof v === 'object' && v !== null && typeof (v as Listing).id === 'string' && typeof (v as Listing).country === 'string';
 
 /**
- * The data service's internal API, called through one undici `Pool` (keep-alive connections,
- * reused). undici's pooled client inside the route measured far cheaper than http-proxy-middleware
- * for calls whose body the gateway reshapes (see the performance issue). Every failure is returned
- * as an `UpstreamFailure` value; nothing here throws for a bad upstream.
+ * The data service's internal API, called through one pooled undici client (see json-caller.ts).
+ * undici's pool inside the route measured far cheaper than http-proxy-middleware for calls whose
+ * body the gateway reshapes (see the performance issue). Every failure is an `UpstreamFailure` value.
  */
 export function createListingsClient(options: ListingsClientOptions): ListingsClient {
-  const base = new URL(options.baseUrl);
-  const prefix = base.pathname.replace(/\/$/, '');
-  const pool = new Pool(base.origin, {
-    connections: options.connections ?? 128,
-    keepAliveTimeout: 30_000,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    connectTimeout: Math.min(options.timeoutMs, 5_000),
-  });
-
-  async function getJson(path: string, ctx: CallContext): Promise<{ status: number; body: unknown; retryAfter?: number } | UpstreamFailure> {
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = AbortSignal.any([ctx.signal, timeout]);
-    let status: number;
-    let headers: Record<string, string | string[] | undefined>;
-    let text: string;
-    try {
-      const answer = await pool.request({
-        path: prefix + path,
-        method: 'GET',
-        headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
-        signal,
-      });
-      status = answer.statusCode;
-      headers = answer.headers;
-      try {
-        text = await answer.body.text();
-      } catch (err) {
-        if (ctx.signal.aborted) return { kind: 'aborted' };
-        if (timeout.aborted || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
-        return { kind: 'unreadable' };
-      }
-    } catch (err) {
-      if (ctx.signal.aborted) return { kind: 'aborted' };
-      if (timeout.aborted || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
-        return { kind: 'timeout' };
-      }
-      return { kind: 'unreachable' };
-    }
-    if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(headers['retry-after']) };
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
-    }
-    return { status, body };
-  }
-
-  const isFailure = (r: object): r is UpstreamFailure => 'kind' in r;
+  const caller = createJsonCaller(options.baseUrl, options.timeoutMs, options.connections, options.onFailure);
 
   return {
     async listPage(request, ctx) {
@@ -111,7 +61,7 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
       if (request.listingType) path += `&listing_type=${request.listingType}`;
       if (request.propertyType) path += `&property_type=${request.propertyType}`;
       if (request.after !== undefined) path += `&after=${encodeURIComponent(request.after)}`;
-      const answer = await getJson(path, ctx);
+      const answer = await caller.get(path, ctx);
       if (isFailure(answer)) return answer;
       if (answer.status !== 200) return { kind: 'server_error', status: answer.status };
       const body = answer.body as { items?: unknown; next_after?: unknown };
@@ -126,7 +76,7 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
     },
 
     async getListing(country, id, ctx) {
-      const answer = await getJson(`/internal/v1/listings/${country}/${encodeURIComponent(id)}`, ctx);
+      const answer = await caller.get(`/internal/v1/listings/${country}/${encodeURIComponent(id)}`, ctx);
       if (isFailure(answer)) return answer;
       const body = answer.body as { item?: unknown; code?: unknown };
       if (answer.status === 404 && body.code === 'LISTING_NOT_FOUND') return { kind: 'not_found' };
@@ -136,6 +86,11 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
       return { kind: 'item', item: publicListing(body.item) };
     },
 
-    close: () => pool.close(),
+    async healthy(ctx) {
+      const answer = await caller.get('/internal/health', ctx);
+      return !isFailure(answer) && answer.status === 200;
+    },
+
+    close: () => caller.close(),
   };
 }

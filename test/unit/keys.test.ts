@@ -57,12 +57,12 @@ describe('keys file', () => {
 
   it('loads records with tier defaults and overrides, normalised', () => {
     const file = write('ok.yaml', `keys:\n${entry()}${entry({ id: 'k2', key_sha256: sha256Hex('v2'), address: '::ffff:10.0.0.1', status: 'paused', pause_reason: 'payment_dispute', limits: '{ per_day: 5 }' })}`);
-    const [k1, k2] = loadKeysFile(file, config);
+    const [k1, k2] = loadKeysFile(file, config).map((k) => k.record);
     expect([...k1!.countries]).toEqual(['GB', 'FR']);
     expect(k1!.limits).toEqual(config.tiers.standard);
     expect(k2!.address).toBe('10.0.0.1');
     expect(k2!.limits).toEqual({ perMinute: 60, perDay: 5, perMonth: 10000 });
-    const store = createFileKeyStore([k1!, k2!]);
+    const store = createFileKeyStore([{ record: k1! }, { record: k2! }]);
     expect(store.lookup(sha256Hex('v2'))).toMatchObject({ kind: 'found', record: { id: 'k2' } });
     expect(store.lookup(sha256Hex('nope'))).toEqual({ kind: 'not_found' });
   });

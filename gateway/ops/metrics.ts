@@ -1,0 +1,61 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own (served on the ops port only).
+ * Per-key series carry the key id, never a key value.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
+  const requests = new Counter({
+    name: 'gateway_requests_total',
+    help: 'Answers by route, HTTP status and error code ("" for success).',
+    labelNames: ['route', 'status', 'code'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'gateway_request_duration_seconds',
+    help: 'Time from request to answer, by route.',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  const keyRequests = new Counter({
+    name: 'gateway_key_requests_total',
+    help: 'Answers to identified keys, by key id and status.',
+    labelNames: ['key_id', 'status'] as const,
+    registers: [registry],
+  });
+  const limitDecisions = new Counter({
+    name: 'gateway_limit_decisions_total',
+    help: 'Limit decisions: allowed, rate_limited, quota_exceeded; store "shared" (Redis) or "local" (per instance).',
+    labelNames: ['decision', 'store'] as const,
+    registers: [registry],
+  });
+  const upstreamErrors = new Counter({
+    name: 'gateway_upstream_errors_total',
+    help: 'Failed calls to listing stores and the insights service, by kind.',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  const keyCache = new Counter({
+    name: 'gateway_key_cache_total',
+    help: 'Key-store cache look-ups: hit, miss (read from the store), stale (served during an outage).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const redisUp = new Gauge({
+    name: 'gateway_redis_up',
+    help: '1 when the Redis connection is ready, 0 when not; absent when Redis is not used.',
+    registers: [registry],
+  });
+  const reloads = new Counter({
+    name: 'gateway_config_reloads_total',
+    help: 'Reloads of the keys file and gateway config: applied or refused.',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  return { registry, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

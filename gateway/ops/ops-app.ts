@@ -1,0 +1,39 @@
+import express, { type Express } from 'express';
+import { ApiError } from '../errors';
+import { sendError, sendJson } from '../send';
+import type { Metrics } from './metrics';
+import { checkReadiness, type ReadinessSources } from './readiness';
+
+/**
+ * The operations listener (OPS_PORT, loopback by default), never on the public port:
+ * `/metrics` (Prometheus), `/healthz` (the process answers), `/readyz` (ready to serve, or 503
+ * naming what is not).
+ */
+export function createOpsApp(metrics: Metrics, readiness: ReadinessSources): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const state = await checkReadiness(readiness);
+    res.setHeader('Cache-Control', 'no-store');
+    sendJson(res, state.ready ? 200 : 503, state);
+  });
+  app.get('/metrics', async (_req, res) => {
+    const text = await metrics.registry.metrics();
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.end(text);
+  });
+  app.all(['/healthz', '/readyz', '/metrics'], () => {
+    throw new ApiError('method_not_allowed');
+  });
+  app.use(() => {
+    throw new ApiError('not_found');
+  });
+  app.use(((err, _req, res, _next) => {
+    sendError(res, err instanceof ApiError ? err : new ApiError('internal_error'));
+  }) as express.ErrorRequestHandler);
+  return app;
+}

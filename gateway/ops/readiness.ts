@@ -1,0 +1,41 @@
+import type Redis from 'ioredis';
+import type { ListingStores } from '../upstream/listing-stores';
+
+export type CheckState = 'ok' | 'unavailable' | 'not_configured';
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: Record<string, CheckState | Record<string, CheckState>>;
+}
+
+/** How long one readiness probe waits for a data service. */
+const PROBE_TIMEOUT_MS = 1000;
+
+export interface ReadinessSources {
+  /** True once the key store can answer (file loaded; Redis store connected). */
+  readonly keysReady: () => boolean;
+  readonly stores: ListingStores;
+  readonly redis?: Redis;
+}
+
+/**
+ * Readiness for an orchestrator: keys loaded, every configured listing store answering its health
+ * check, and Redis connected when it is used. The body names what is not ready.
+ */
+export async function checkReadiness(sources: ReadinessSources): Promise<Readiness> {
+  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  const stores: Record<string, CheckState> = {};
+  await Promise.all(
+    [...sources.stores.all().values()].map(async (client, index) => {
+      const healthy = await client.healthy({ requestId: 'readiness-probe', signal }).catch(() => false);
+      // Store names, not URLs: the body must not tell a prober where the stores live.
+      stores[`store_${index + 1}`] = healthy ? 'ok' : 'unavailable';
+    }),
+  );
+  const checks: Readiness['checks'] = {
+    keys: sources.keysReady() ? 'ok' : 'unavailable',
+    data_services: Object.keys(stores).length ? stores : 'not_configured',
+    ...(sources.redis ? { redis: sources.redis.status === 'ready' ? 'ok' : 'unavailable' } : {}),
+  };
+  const ready = checks.keys === 'ok' && Object.values(stores).every((s) => s === 'ok') && checks.redis !== 'unavailable';
+  return { ready, checks };
+}

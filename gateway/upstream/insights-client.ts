@@ -1,0 +1,51 @@
+import { createJsonCaller, isFailure, type CallContext, type FailureObserver, type JsonCaller } from './json-caller';
+import type { UpstreamFailure } from './outcome';
+
+export type InsightsResult = { readonly kind: 'answer'; readonly body: unknown } | { readonly kind: 'refused'; readonly parameter: string } | UpstreamFailure;
+
+export interface InsightsUpstream {
+  /** True when an insights service is configured. */
+  configured(): boolean;
+  /** Forwards `GET /v1/insights<subPath>?<rawQuery>` to the insights service's `<subPath>?<rawQuery>`. */
+  forward(subPath: string, rawQuery: string, ctx: CallContext): Promise<InsightsResult>;
+  /** Hot reload: a new URL, or undefined to switch the area off. */
+  update(url: string | undefined): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The insights area's upstream, when configured. Its answers pass through as JSON (the gateway does
+ * not reshape them); a 404 is `not_found`, another 4xx is the caller's parameters (`invalid_parameter`,
+ * naming the upstream's `parameter` when it gives one), failures map like the data service's.
+ */
+export function createInsightsUpstream(url: string | undefined, timeoutMs: number, onFailure?: FailureObserver): InsightsUpstream {
+  let current: { url: string; caller: JsonCaller } | undefined;
+  const connect = (u: string | undefined): void => {
+    if (current?.url === u) return;
+    const previous = current;
+    current = u ? { url: u, caller: createJsonCaller(u, timeoutMs, 32, onFailure) } : undefined;
+    // Requests already on the old pool finish; it closes when they have.
+    if (previous) void previous.caller.close();
+  };
+  connect(url);
+
+  return {
+    configured: () => current !== undefined,
+    async forward(subPath, rawQuery, ctx) {
+      if (!current) return { kind: 'unavailable' };
+      const answer = await current.caller.get(`${subPath || '/'}${rawQuery ? `?${rawQuery}` : ''}`, ctx);
+      if (isFailure(answer)) return answer;
+      if (answer.status >= 200 && answer.status < 300) return { kind: 'answer', body: answer.body };
+      if (answer.status === 404) return { kind: 'not_found' };
+      if (answer.status >= 400 && answer.status < 500) {
+        const parameter = (answer.body as { parameter?: unknown } | null)?.parameter;
+        return { kind: 'refused', parameter: typeof parameter === 'string' ? parameter.slice(0, 128) : 'query' };
+      }
+      return { kind: 'server_error', status: answer.status };
+    },
+    update: connect,
+    close: async () => {
+      await current?.caller.close();
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { Pool, errors as undiciErrors } from 'undici';
+import { parseRetryAfter, type UpstreamFailure } from './outcome';
+
+export interface CallContext {
+  readonly requestId: string;
+  /** Aborted when the caller goes away, so the upstream request is dropped too. */
+  readonly signal: AbortSignal;
+}
+
+/** A JSON answer of any status, or the failure that prevented one. */
+export type JsonAnswer = { readonly status: number; readonly body: unknown } | UpstreamFailure;
+
+export interface JsonCaller {
+  get(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer>;
+  close(): Promise<void>;
+}
+
+export const isFailure = (answer: object): answer is UpstreamFailure => 'kind' in answer;
+
+/**
+ * GET-and-parse over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout
+ * for the whole call (connect, head and body); the caller's abort passed on. Every failure is a
+ * value: unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
+ * (server_error), aborted. Only `accept` and `x-request-id` are sent: never the caller's headers.
+ */
+export type FailureObserver = (failure: UpstreamFailure) => void;
+
+export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128, onFailure?: FailureObserver): JsonCaller {
+  const base = new URL(baseUrl);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const pool = new Pool(base.origin, {
+    connections,
+    keepAliveTimeout: 30_000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: Math.min(timeoutMs, 5_000),
+  });
+
+  async function call(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer> {
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const signal = AbortSignal.any([ctx.signal, timeout]);
+      let status: number;
+      let retryAfter: string | string[] | undefined;
+      let text: string;
+      try {
+        const answer = await pool.request({
+          path: prefix + pathAndQuery,
+          method: 'GET',
+          headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
+          signal,
+        });
+        status = answer.statusCode;
+        retryAfter = answer.headers['retry-after'];
+        try {
+          text = await answer.body.text();
+        } catch (err) {
+          if (ctx.signal.aborted) return { kind: 'aborted' };
+          if (timeout.aborted || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
+          return { kind: 'unreadable' };
+        }
+      } catch (err) {
+        if (ctx.signal.aborted) return { kind: 'aborted' };
+        if (timeout.aborted || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
+          return { kind: 'timeout' };
+        }
+        return { kind: 'unreachable' };
+      }
+      if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
+      try {
+        return { status, body: JSON.parse(text) as unknown };
+      } catch {
+        return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
+      }
+  }
+
+  return {
+    async get(pathAndQuery, ctx) {
+      const answer = await call(pathAndQuery, ctx);
+      if (onFailure && isFailure(answer)) onFailure(answer);
+      return answer;
+    },
+    close: () => pool.close(),
+  };
+}
