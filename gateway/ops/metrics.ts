@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   const requests = new Counter({
     name: 'gateway_requests_total',
     help: 'Answers by route, HTTP status and error code ("" for success).',

@@ -12,6 +12,7 @@ import {
   writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { ROOT } from '../kit/processes';
+import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
@@ -70,8 +71,7 @@ beforeAll(async () => {
       }),
     ),
   );
-  const adminLine = gateways[0]!.output.find((l) => l.includes('"admin api listening"'));
-  adminUrl = `http://127.0.0.1:${(JSON.parse(adminLine!) as { port: number }).port}`;
+  adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
 }, 60_000);
 
 afterAll(async () => {

@@ -1,0 +1,108 @@
+/**
+ * Hot reload of the keys file and the gateway config (on change and on SIGHUP) under load, an
+ * invalid file refused while the old configuration keeps serving, and key rotation in the keys file.
+ */
+import fs from 'node:fs';
+import { stringify } from 'yaml';
+import { fixtureListings } from '../fixtures/listings';
+import {
+  DEFAULT_TIERS, getWithKey, keysFileText, makeTempDir, randomKeyValue, removeTempDirs, sha256Hex, startBackend, startGateway,
+  writeListingsFile, writeTempFile, type KeySpec, type Proc,
+} from '../kit/gateway-stack';
+
+const steady: KeySpec = { id: 'steady', value: randomKeyValue('steady'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' };
+const added: KeySpec = { id: 'added', value: randomKeyValue('added'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' };
+
+let backend: Proc;
+let gateway: Proc;
+let keysFile: string;
+let configFile: string;
+
+/** Replaces a file the way editors and config management do: write a temp file, rename over. */
+function replaceFile(file: string, text: string): void {
+  fs.writeFileSync(`${file}.tmp`, text);
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 3000): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check()) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('condition not reached');
+}
+
+beforeAll(async () => {
+  backend = await startBackend(writeListingsFile(fixtureListings()));
+  const dir = makeTempDir();
+  keysFile = writeTempFile('keys.yaml', keysFileText([steady]), dir);
+  configFile = writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS }), dir);
+  gateway = await startGateway({ backendUrl: backend.url, keysFile, gatewayConfig: configFile });
+}, 30_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await backend?.stop();
+  removeTempDirs();
+});
+
+it('applies an edited keys file under load without dropping a request', async () => {
+  let running = true;
+  const statuses: number[] = [];
+  const load = Promise.all(
+    Array.from({ length: 6 }, async () => {
+      while (running) statuses.push((await getWithKey(gateway.url, '/v1/properties?country=GB&limit=2', steady.value)).status);
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await getWithKey(gateway.url, '/v1/ping', added.value)).status).toBe(401);
+  replaceFile(keysFile, keysFileText([steady, added]));
+  const ms = await until(async () => (await getWithKey(gateway.url, '/v1/ping', added.value)).status === 200);
+  await new Promise((r) => setTimeout(r, 300));
+  running = false;
+  await load;
+  expect(statuses.length).toBeGreaterThan(20);
+  expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  expect(ms).toBeLessThan(3000);
+  expect(gateway.output.some((l) => l.includes('configuration reloaded'))).toBe(true);
+});
+
+it('refuses an invalid keys file with one log line and keeps serving the previous keys', async () => {
+  const before = gateway.output.length;
+  replaceFile(keysFile, keysFileText([steady, added]).replace('address: 127.0.0.1', 'address: not-an-address'));
+  const refused = (): string | undefined => gateway.output.slice(before).find((l) => l.includes('configuration refused'));
+  await until(async () => refused() !== undefined);
+  const line = refused()!;
+  expect(line).toContain('keys.yaml');
+  expect(line).toContain('field \\"address\\"');
+  expect((await getWithKey(gateway.url, '/v1/ping', steady.value)).status).toBe(200);
+  expect((await getWithKey(gateway.url, '/v1/ping', added.value)).status).toBe(200);
+});
+
+it('reloads the gateway config on SIGHUP: new tier limits show in RateLimit-Policy', async () => {
+  replaceFile(keysFile, keysFileText([steady, added])); // valid again
+  await until(async () => gateway.output.filter((l) => l.includes('configuration reloaded')).length >= 2);
+  const tiers = { ...DEFAULT_TIERS, standard: { per_minute: 777, per_day: 7777, per_month: 77777 } };
+  // Written in place (no rename) and announced with SIGHUP, as an operator without a watcher would.
+  fs.writeFileSync(configFile, stringify({ tiers }));
+  gateway.child.kill('SIGHUP');
+  await until(async () => ((await getWithKey(gateway.url, '/v1/ping', steady.value)).headers['ratelimit-policy'] ?? '').toString().includes('q=777'));
+  expect(gateway.output.some((l) => l.includes('"reason":"SIGHUP"'))).toBe(true);
+});
+
+it('honours a rotated key: the previous value works until its expiry, the new one at once', async () => {
+  const next = randomKeyValue('rolled');
+  const expiresAt = new Date(Date.now() + 2500).toISOString();
+  const text = keysFileText([steady, added]).replace(
+    `key_sha256: ${sha256Hex(steady.value)}`,
+    `key_sha256: ${sha256Hex(next)}\n    previous_key_sha256: ${sha256Hex(steady.value)}\n    previous_key_expires_at: "${expiresAt}"`,
+  );
+  replaceFile(keysFile, text);
+  await until(async () => (await getWithKey(gateway.url, '/v1/ping', next)).status === 200);
+  const ping = await getWithKey(gateway.url, '/v1/ping', steady.value);
+  expect(ping.status).toBe(200);
+  expect(ping.body.key_id).toBe('steady');
+  await until(async () => (await getWithKey(gateway.url, '/v1/ping', steady.value)).status === 401, 5000);
+  expect((await getWithKey(gateway.url, '/v1/ping', next)).status).toBe(200);
+});
