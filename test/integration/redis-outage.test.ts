@@ -9,6 +9,7 @@ import {
   getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
   writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
+import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
@@ -38,7 +39,7 @@ beforeAll(async () => {
   backend = await startBackend(writeListingsFile(fixtureListings()));
   const dir = makeTempDir();
   gatewayConfigFile = writeGatewayConfig(undefined, dir);
-  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) };
+  const env = { OPS_PORT: '0', REDIS_URL: redisServer.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) };
   gateways = await Promise.all([0, 1].map(() => startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([], dir), gatewayConfig: gatewayConfigFile, env })));
 }, 60_000);
 
@@ -74,8 +75,22 @@ it('keeps answering through a Redis crash and counts in Redis again after it ret
   expect(cold.body).toEqual({ error: 'service_unavailable', message: expect.any(String) });
   expect(Number(cold.headers['retry-after'])).toBeGreaterThanOrEqual(1);
 
+  // The ops listener says what is wrong.
+  const opsUrl = await announcedUrl(gateways[0]!, 'ops listening');
+  const notReady = await fetch(`${opsUrl}/readyz`);
+  expect(notReady.status).toBe(503);
+  expect(await notReady.json()).toMatchObject({ ready: false, checks: { keys: 'unavailable', redis: 'unavailable' } });
+  expect(await (await fetch(`${opsUrl}/metrics`)).text()).toMatch(/gateway_redis_up 0/);
+
   await redisServer.restart();
   await new Promise((r) => setTimeout(r, 1500));
+  const ready = await fetch(`${opsUrl}/readyz`);
+  expect(await ready.json()).toMatchObject({ ready: true, checks: { keys: 'ok', redis: 'ok' } });
+  const metricsText = await (await fetch(`${opsUrl}/metrics`)).text();
+  expect(metricsText).toMatch(/gateway_redis_up 1/);
+  expect(metricsText).toMatch(/gateway_key_cache_total\{result="hit"\} [1-9]/);
+  expect(metricsText).toMatch(/gateway_limit_decisions_total\{decision="allowed",store="local"\} [1-9]/);
+  expect(metricsText).toMatch(/gateway_limit_decisions_total\{decision="allowed",store="shared"\} [1-9]/);
   running = false;
   await load;
 
