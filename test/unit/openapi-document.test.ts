@@ -108,7 +108,7 @@ describe('openapi/openapi.yaml', () => {
 
   test('documents exactly the public paths, GET only', () => {
     expect(Object.keys(paths).sort()).toEqual(
-      ['/docs', '/v1/insights', '/v1/insights/{path}', '/v1/openapi.json', '/v1/ping', '/v1/properties', '/v1/properties/{id}'].sort(),
+      ['/docs', '/docs/assets/{file}', '/v1/insights', '/v1/insights/{path}', '/v1/openapi.json', '/v1/ping', '/v1/properties', '/v1/properties/{id}'].sort(),
     );
     for (const item of Object.values(paths)) {
       expect(Object.keys(item).filter((k) => ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'].includes(k))).toEqual(['get']);
@@ -118,6 +118,7 @@ describe('openapi/openapi.yaml', () => {
   test('the reference paths need no key; the others use the global ApiKey requirement', () => {
     expect(paths['/v1/openapi.json']?.get?.security).toEqual([]);
     expect(paths['/docs']?.get?.security).toEqual([]);
+    expect(paths['/docs/assets/{file}']?.get?.security).toEqual([]);
     for (const p of ['/v1/ping', '/v1/properties', '/v1/properties/{id}', '/v1/insights', '/v1/insights/{path}']) {
       expect(paths[p]?.get?.security).toBeUndefined();
     }
@@ -170,7 +171,8 @@ describe('openapi/openapi.yaml', () => {
       500: ['internal_error'],
       503: ['not_configured', 'service_unavailable'],
     };
-    expect(codesOf('/v1/ping')).toEqual({ ...common, 403: ['ip_not_allowed', 'key_paused'] });
+    // /v1/ping takes no parameters: any query parameter is refused (after the 429 step).
+    expect(codesOf('/v1/ping')).toEqual({ ...common, 400: ['invalid_parameter'], 403: ['ip_not_allowed', 'key_paused'] });
     expect(codesOf('/v1/properties')).toEqual({
       ...common,
       400: ['invalid_cursor', 'invalid_parameter'],
@@ -189,6 +191,42 @@ describe('openapi/openapi.yaml', () => {
     }
     expect(codesOf('/v1/openapi.json')).toEqual({ 405: ['method_not_allowed'] });
     expect(codesOf('/docs')).toEqual({ 405: ['method_not_allowed'] });
+    expect(codesOf('/docs/assets/{file}')).toEqual({ 404: ['not_found'], 405: ['method_not_allowed'] });
+  });
+
+  test('the assets the reference page may load are exactly the documented file names', async () => {
+    const param = (paths['/docs/assets/{file}']?.get?.parameters as Json[])[0]!;
+    const documented = ((param.schema as Json).enum as string[]).slice().sort();
+    const app = express().use(createReferenceRouter());
+    for (const file of documented) expect({ file, status: (await request(app).get(`/docs/assets/${file}`)).status }).toEqual({ file, status: 200 });
+    const page = (await request(app).get('/docs')).text;
+    const loaded = [...page.matchAll(/(?:src|href)="\/docs\/assets\/([^"]+)"/g)].map((m) => m[1] as string);
+    for (const file of loaded) expect(documented).toContain(file);
+  });
+
+  test('every error answer says Cache-Control: no-store; 405 says Allow: GET', () => {
+    for (const [p, item] of Object.entries(paths)) {
+      for (const [status, raw] of Object.entries(item.get?.responses as Json)) {
+        if (Number(status) < 400) continue;
+        const headers = (deref<Json>(raw).headers ?? {}) as Record<string, unknown>;
+        expect({ p, status, cacheControl: deref<Json>(headers['Cache-Control']) }).toEqual({
+          p, status, cacheControl: expect.objectContaining({ required: true, schema: { type: 'string', const: 'no-store' } }),
+        });
+        if (status === '405') expect(deref<Json>(headers.Allow)).toEqual(expect.objectContaining({ required: true, schema: { type: 'string', const: 'GET' } }));
+      }
+    }
+  });
+
+  test('RateLimit headers are required on keyed 200 and on 429 answers, optional on other errors', () => {
+    for (const [p, item] of Object.entries(paths)) {
+      if (item.get?.security !== undefined) continue; // reference material: no key, no limits
+      for (const [status, raw] of Object.entries(item.get?.responses as Json)) {
+        const headers = (deref<Json>(raw).headers ?? {}) as Record<string, unknown>;
+        const required = (name: string): unknown => (name in headers ? deref<Json>(headers[name]).required === true : 'absent');
+        const expected = status === '200' || status === '429' ? true : status === '401' || status === '405' ? 'absent' : false;
+        expect({ p, status, policy: required('RateLimit-Policy'), state: required('RateLimit') }).toEqual({ p, status, policy: expected, state: expected });
+      }
+    }
   });
 
   test('429 and 503 answers carry Retry-After (integer >= 1); keyed answers carry X-Request-Id', () => {
