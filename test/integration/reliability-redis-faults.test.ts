@@ -1,0 +1,352 @@
+/**
+ * Redis failing under load, through a TCP proxy between the gateways and redis-server: frozen
+ * (blackholed: connections accepted, nothing answered) then thawed, frozen then reset, slowed below
+ * and above the command timeout, connections reset over and over; and Redis unreachable when a
+ * gateway starts. A crash (SIGKILL and restart) is held by redis-outage.test.ts.
+ *
+ * Promises held here: no 500 and no hung request (each answer within the command timeout plus the
+ * upstream time), only 200 or 503 `service_unavailable` for a working key, 503 and never 401 for a
+ * key no instance has cached, the commands sent to a frozen Redis bounded (no queue that grows
+ * with the load), shared counting back within seconds of recovery and exact again, `/readyz` not
+ * ready while Redis is unreachable at start-up, and no key value in any log line or Redis command.
+ */
+import Redis from 'ioredis';
+import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import { createKeyAdmin } from '../../gateway/keys/key-admin';
+import {
+  awayFromMinuteEdge,
+  expectError,
+  getWithKey,
+  linesWithSecrets,
+  makeTempDir,
+  plkKeyValue,
+  randomKeyValue,
+  removeTempDirs,
+  send,
+  sleep,
+  startGateway,
+  withBadChecksum,
+  writeGatewayConfig,
+  writeKeysFile,
+  type Proc,
+} from '../kit/gateway-stack';
+import { announcedUrl } from '../kit/log-lines';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
+import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
+
+const COMMAND_TIMEOUT_MS = 200;
+const UPSTREAM_TIMEOUT_MS = 2000;
+/** The longest any answer may take: the command timeout plus the upstream time, with slack for a loaded 2-core machine. */
+const MAX_ANSWER_MS = COMMAND_TIMEOUT_MS + UPSTREAM_TIMEOUT_MS + 1500;
+const LIST = '/v1/properties?country=GB&limit=3';
+
+let redisServer: RedisServer;
+let proxy: TcpProxy;
+let stub: StubUpstream;
+let direct: Redis;
+let gatewayConfigFile: string;
+let keysFile: string;
+let gateways: Proc[] = [];
+const keyValues: string[] = [];
+
+const env = (proxyPort: number): Record<string, string> => ({
+  OPS_PORT: '0',
+  REDIS_URL: `redis://127.0.0.1:${proxyPort}`,
+  KEY_STORE: 'redis',
+  REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS),
+  UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+});
+
+/** Creates keys in Redis (directly, not through the proxy); returns their values. */
+async function provision(id: string, limits: { per_minute?: number; per_day?: number; per_month?: number } = {}): Promise<string> {
+  const admin = createKeyAdmin(direct, loadGatewayConfig(gatewayConfigFile));
+  const { key } = await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000, ...limits });
+  keyValues.push(key);
+  return key;
+}
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  [proxy, stub] = await Promise.all([startTcpProxy(redisServer.port, { resp: true }), startStubUpstream()]);
+  direct = new Redis(redisServer.url);
+  const dir = makeTempDir();
+  gatewayConfigFile = writeGatewayConfig(undefined, dir);
+  keysFile = writeKeysFile([], dir);
+  gateways = await Promise.all([0, 1].map(() => startGateway({ backendUrl: stub.url, keysFile, gatewayConfig: gatewayConfigFile, env: env(proxy.port) })));
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.stop()));
+  direct?.disconnect();
+  await proxy?.close();
+  await stub?.close();
+  await redisServer?.stop();
+  removeTempDirs();
+});
+
+interface Sample {
+  status: number;
+  error?: string;
+  ms: number;
+}
+
+/** `workers` loops of requests with `keyValue`, spread over the gateways, until stopped. */
+function startLoad(keyValue: string, workers = 6): { stop(): Promise<Sample[]>; readonly count: number } {
+  const samples: Sample[] = [];
+  let running = true;
+  const loops = Array.from({ length: workers }, async (_, w) => {
+    while (running) {
+      const started = Date.now();
+      try {
+        const a = await getWithKey(gateways[w % gateways.length]!.url, LIST, keyValue, { timeoutMs: 15_000 });
+        samples.push({ status: a.status, error: a.body?.error, ms: Date.now() - started });
+      } catch (err) {
+        samples.push({ status: 0, error: (err as Error).message, ms: Date.now() - started });
+      }
+    }
+  });
+  return {
+    get count() {
+      return samples.length;
+    },
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return samples;
+    },
+  };
+}
+
+/** No 500, no hang, no connection failure: only 200 or 503 service_unavailable, each within MAX_ANSWER_MS. */
+function expectSurvived(samples: Sample[], minimumOk = 0.9): void {
+  expect(samples.length).toBeGreaterThan(30);
+  const odd = samples.filter((s) => !(s.status === 200 || (s.status === 503 && s.error === 'service_unavailable')));
+  expect(odd).toEqual([]);
+  expect(Math.max(...samples.map((s) => s.ms))).toBeLessThan(MAX_ANSWER_MS);
+  expect(samples.filter((s) => s.status === 200).length).toBeGreaterThanOrEqual(samples.length * minimumOk);
+}
+
+const counted = async (keyId: string): Promise<number> => {
+  const keys = await direct.keys(`lgw:{${keyId}}:minute:*`);
+  const values = keys.length ? await direct.mget(keys) : [];
+  return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+};
+
+/**
+ * Milliseconds from now until requests on both instances are counted in Redis one for one again
+ * (four requests in a row, each seen in the shared counter). Fails after 10 s.
+ */
+async function untilSharedCountingIsBack(label: string): Promise<number> {
+  const started = Date.now();
+  const id = `back-${label}`;
+  const value = await provision(id);
+  while (Date.now() - started < 10_000) {
+    let inStep = 0;
+    for (let i = 0; i < 4; i++) {
+      const before = await counted(id);
+      const a = await getWithKey(gateways[i % 2]!.url, '/v1/ping', value);
+      if (a.status === 200 && (await counted(id)) === before + 1) inStep++;
+    }
+    if (inStep === 4) return Date.now() - started;
+    await sleep(100);
+  }
+  throw new Error(`${label}: shared counting not back within 10 s`);
+}
+
+/** Every instance has the key cached, as in steady state. */
+async function warm(value: string): Promise<void> {
+  for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', value)).status).toBe(200);
+}
+
+const recoveries: Record<string, number> = {};
+const freezeFigures: Record<string, number> = {};
+afterAll(() => {
+  process.stdout.write(`redis faults: shared counting back after (ms) ${JSON.stringify(recoveries)}; freeze ${JSON.stringify(freezeFigures)}\n`);
+});
+
+describe('Redis frozen mid-load', () => {
+  test('blackholed for 3 s, then thawed: no 500, no hang, cold keys 503 (never 401), commands to the frozen Redis bounded', async () => {
+    const warmValue = await provision('freeze-warm');
+    const coldValue = await provision('freeze-cold');
+    await warm(warmValue);
+    const load = startLoad(warmValue);
+    await sleep(500);
+
+    proxy.blackhole();
+    const frozenAt = Date.now();
+    const commandsBefore = proxy.commands.length;
+    const answeredBefore = load.count;
+    await sleep(1000);
+    const coldStarted = Date.now();
+    const cold = await getWithKey(gateways[0]!.url, '/v1/ping', coldValue);
+    const coldMs = Date.now() - coldStarted;
+    const unknown = await getWithKey(gateways[1]!.url, '/v1/ping', randomKeyValue('unknown'));
+    await sleep(2000);
+    const commandsDuringFreeze = proxy.commands.length - commandsBefore;
+    const answeredDuringFreeze = load.count - answeredBefore;
+    const frozenMs = Date.now() - frozenAt;
+    proxy.pass();
+    await sleep(1000);
+    const samples = await load.stop();
+
+    Object.assign(freezeFigures, { frozenMs, answeredDuringFreeze, commandsDuringFreeze, slowestMs: Math.max(...samples.map((x) => x.ms)) });
+    expectSurvived(samples);
+    // A key no instance has cached cannot be checked: 503 with Retry-After, never 401; the same for an unknown key.
+    expectError(cold, 'service_unavailable');
+    expectError(unknown, 'service_unavailable');
+    expect(coldMs).toBeLessThan(MAX_ANSWER_MS);
+    // The gateway stops asking a Redis that does not answer: the commands it sent during the
+    // freeze are a small bounded number (about one round per second of freeze and per
+    // concurrent request), not one or more per answered request.
+    expect(answeredDuringFreeze).toBeGreaterThan(50);
+    expect(commandsDuringFreeze).toBeLessThanOrEqual((Math.ceil(frozenMs / 1000) + 1) * 6 * 2 + 10);
+    expect(commandsDuringFreeze).toBeLessThan(answeredDuringFreeze / 2);
+
+    recoveries.thawed = await untilSharedCountingIsBack('thawed');
+    expect(recoveries.thawed).toBeLessThan(5000);
+  }, 60_000);
+
+  test('blackholed for 3 s, then every connection reset: the gateways reconnect and count in Redis again', async () => {
+    const warmValue = await provision('freeze-reset-warm');
+    await warm(warmValue);
+    const load = startLoad(warmValue);
+    await sleep(500);
+    proxy.blackhole();
+    await sleep(3000);
+    proxy.reset();
+    await sleep(200);
+    proxy.pass();
+    await sleep(1000);
+    expectSurvived(await load.stop());
+    recoveries.reset = await untilSharedCountingIsBack('reset');
+    expect(recoveries.reset).toBeLessThan(5000);
+  }, 60_000);
+});
+
+describe('Redis slowed mid-load', () => {
+  test('slower but within the command timeout: every request answered 200 and counted exactly in Redis', async () => {
+    await awayFromMinuteEdge(15_000);
+    const value = await provision('slow-exact', { per_minute: 40 });
+    await warm(value);
+    proxy.delay(30); // about 60 ms per round trip, well within 200 ms
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 120 }, (_, i) => getWithKey(gateways[i % 2]!.url, '/v1/ping', value, { timeoutMs: 15_000 })),
+      );
+      expect(answers.filter((a) => a.status === 200).length + 2).toBe(40);
+      for (const a of answers.filter((x) => x.status !== 200)) expectError(a, 'rate_limited');
+      expect(await counted('slow-exact')).toBe(40);
+    } finally {
+      proxy.pass();
+    }
+  }, 60_000);
+
+  test('slower than the command timeout for 3 s: no 500, no hang, then shared counting back within seconds', async () => {
+    const warmValue = await provision('slow-warm');
+    const coldValue = await provision('slow-cold');
+    await warm(warmValue);
+    const load = startLoad(warmValue);
+    await sleep(500);
+    proxy.delay(COMMAND_TIMEOUT_MS * 2);
+    await sleep(1000);
+    const cold = await getWithKey(gateways[0]!.url, '/v1/ping', coldValue);
+    await sleep(2000);
+    proxy.pass();
+    await sleep(1000);
+    expectSurvived(await load.stop());
+    expectError(cold, 'service_unavailable');
+    recoveries.slowed = await untilSharedCountingIsBack('slowed');
+    expect(recoveries.slowed).toBeLessThan(5000);
+  }, 60_000);
+});
+
+describe('Redis connections reset over and over', () => {
+  test('reset every 300 ms for 3 s: no 500, no hang, then shared counting back within seconds', async () => {
+    const warmValue = await provision('flap-warm');
+    await warm(warmValue);
+    const load = startLoad(warmValue);
+    await sleep(500);
+    const until = Date.now() + 3000;
+    while (Date.now() < until) {
+      proxy.reset();
+      await sleep(300);
+      proxy.pass();
+      await sleep(300);
+    }
+    await sleep(1000);
+    expectSurvived(await load.stop());
+    recoveries.flapping = await untilSharedCountingIsBack('flapping');
+    expect(recoveries.flapping).toBeLessThan(5000);
+  }, 60_000);
+});
+
+describe('after the faults', () => {
+  test('limits are exact again across both instances', async () => {
+    await awayFromMinuteEdge(15_000);
+    const value = await provision('after-exact', { per_minute: 50 });
+    await warm(value);
+    const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => getWithKey(gateways[i % 2]!.url, '/v1/ping', value, { timeoutMs: 15_000 })));
+    expect(answers.filter((a) => a.status === 200).length + 2).toBe(50);
+    expect(answers.filter((a) => a.status === 429 && a.body?.error === 'rate_limited').length).toBe(150 + 2 - 50);
+    expect(await counted('after-exact')).toBe(50);
+  }, 60_000);
+});
+
+describe('Redis unreachable when a gateway starts', () => {
+  test('/readyz says not ready, uncached keys get 503 (never 401), and all is well once Redis is reachable', async () => {
+    const value = await provision('startup');
+    const down = await startTcpProxy(redisServer.port);
+    down.reset();
+    const late = await startGateway({ backendUrl: stub.url, keysFile, gatewayConfig: gatewayConfigFile, env: env(down.port) });
+    try {
+      const opsUrl = await announcedUrl(late, 'ops listening');
+      expect((await fetch(`${opsUrl}/healthz`)).status).toBe(200);
+      const notReady = await fetch(`${opsUrl}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(await notReady.json()).toMatchObject({ ready: false, checks: { redis: 'unavailable' } });
+
+      for (const path of ['/v1/ping', LIST]) {
+        expectError(await getWithKey(late.url, path, value), 'service_unavailable');
+        expectError(await getWithKey(late.url, path, randomKeyValue('never-issued')), 'service_unavailable');
+      }
+      // What needs no store is still answered as usual.
+      expectError(await send(late.url, '/v1/ping'), 'unauthenticated');
+      expectError(await getWithKey(late.url, '/v1/ping', withBadChecksum(plkKeyValue())), 'unauthenticated');
+      expectError(await send(late.url, '/v1/nowhere'), 'not_found');
+
+      down.pass();
+      const started = Date.now();
+      let status = 0;
+      while (status !== 200 && Date.now() - started < 10_000) {
+        status = (await getWithKey(late.url, '/v1/ping', value)).status;
+        if (status !== 200) await sleep(100);
+      }
+      expect(status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(5000);
+      const ready = await fetch(`${opsUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ ready: true, checks: { redis: 'ok' } });
+    } finally {
+      await late.stop();
+      await late.closed;
+      await down.close();
+    }
+    expect(linesWithSecrets(late.output, keyValues)).toEqual([]);
+  }, 60_000);
+});
+
+describe('secrets through all of it', () => {
+  test('no key value in any command sent to Redis', () => {
+    expect(proxy.commands.length).toBeGreaterThan(100);
+    const leaks = proxy.commands.filter((c) => linesWithSecrets([c.args.join(' ')], keyValues).length > 0);
+    expect(leaks).toEqual([]);
+  });
+
+  test('no key value in any gateway log line, outages included', async () => {
+    await Promise.all(gateways.map(async (g) => { await g.stop(); await g.closed; }));
+    const lines = gateways.flatMap((g) => g.output);
+    expect(lines.some((l) => l.includes('redis connection lost'))).toBe(true);
+    expect(linesWithSecrets(lines, keyValues)).toEqual([]);
+  });
+});
