@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
-import { createApp } from './app';
+import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { parseEnv, type Env } from './config/env';
 import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
   const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
-  const app = createApp({
+  const gateway = createGateway({
     logger,
     metrics,
     keyStore,
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => reloader.reload('SIGHUP'));
 
   const servers: Server[] = [];
-  const server = createServer(app);
+  const server = createServer(gateway);
   servers.push(server);
   listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
   if (env.OPS_PORT !== undefined) {

@@ -1,48 +1,68 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import proxyaddr from 'proxy-addr';
 import { normaliseAddress } from './keys/address';
 import { loggableUrl } from './logging';
 import type { Metrics } from './ops/metrics';
+import type { RequestContext } from './pipeline';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Metrics label of each route: its path template (a bounded set). */
+const ROUTE_LABEL: Readonly<Record<RequestContext['route'], string>> = {
+  ping: '/v1/ping',
+  properties: '/v1/properties',
+  property: '/v1/properties/{id}',
+  insights: '/v1/insights/*',
+  reference: 'reference',
+  unmatched: 'unmatched',
+};
 
-/** The route template that answered ("unmatched" for 404s), a bounded label. */
-function routeOf(req: Request): string {
-  const path = (req.route as { path?: string | string[] } | undefined)?.path;
-  if (path === undefined) return 'unmatched';
-  return Array.isArray(path) ? path[0]! : path;
-}
+export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => RequestContext;
 
 /**
- * First step of every request: the request id (the caller's `x-request-id` when well-formed, else a
- * new UUID; returned and sent upstream), the client address, and, when the answer is done, one log
- * line and the metrics. Written here rather than with pino-http: no child logger per request, one
- * object per line. Headers are never logged, so neither is `x-api-key`; the URL is logged redacted.
+ * The first thing done for every request: its context, with the request id (the caller's
+ * `x-request-id` when well-formed, else a new UUID; returned and sent upstream) and the client
+ * address (X-Forwarded-For counts only from configured proxies, right-most untrusted address first;
+ * never blanket trust). When the answer is done: one log line and the metrics. Headers are never
+ * logged, so neither is `x-api-key`; the URL is logged redacted.
  */
-export function observeRequests(logger: Logger, metrics: Metrics): RequestHandler {
-  return function observeRequest(req, res, next) {
+export function createRequestObserver(logger: Logger, metrics: Metrics, trustedProxies: readonly string[]): BeginRequest {
+  const trust = trustedProxies.length ? proxyaddr.compile([...trustedProxies]) : undefined;
+
+  return function beginRequest(req, res) {
     const started = process.hrtime.bigint();
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', requestId);
-    res.locals.requestId = requestId;
-    res.locals.clientIp = normaliseAddress(req.ip ?? '') ?? req.ip ?? '';
+    const seen = trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '');
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const ctx: RequestContext = {
+      req,
+      res,
+      path: q < 0 ? url : url.slice(0, q),
+      rawQuery: q < 0 ? '' : url.slice(q + 1),
+      requestId,
+      clientIp: normaliseAddress(seen) ?? seen,
+      route: 'unmatched',
+      params: {},
+    };
 
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.writableFinished ? res.statusCode : 499; // 499: the caller went away first
-      const route = routeOf(req);
-      const code = res.locals.errorCode ?? '';
-      const keyId = res.locals.key?.id;
+      const code = ctx.errorCode ?? '';
+      const keyId = ctx.key?.id;
+      const route = ROUTE_LABEL[ctx.route];
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
       if (keyId) metrics.keyRequests.inc({ key_id: keyId, status });
       const entry = {
         request_id: requestId,
         method: req.method,
-        url: loggableUrl(req.originalUrl),
-        ip: res.locals.clientIp,
+        url: loggableUrl(url),
+        ip: ctx.clientIp,
         status,
         ms: Math.round(seconds * 1e4) / 10,
         ...(keyId ? { key_id: keyId } : {}),
@@ -51,6 +71,6 @@ export function observeRequests(logger: Logger, metrics: Metrics): RequestHandle
       if (status >= 500) logger.error(entry, 'answered');
       else logger.info(entry, 'answered');
     });
-    next();
+    return ctx;
   };
 }

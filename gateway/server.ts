@@ -1,6 +1,5 @@
-import http, { type Server } from 'node:http';
+import http, { type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Express } from 'express';
 import { ApiError, errorBody } from './errors';
 
 /** A request whose head is not in within this time is dropped (slowloris). */
@@ -23,7 +22,7 @@ const MALFORMED_REQUEST = ((): string => {
  * Content-Lengths or CL+TE, an oversized header block or URL) is answered with a JSON 400 and the
  * connection closed; a timed-out or reset connection is simply dropped.
  */
-export function createServer(app: Express): Server {
+export function createServer(app: RequestListener): Server {
   const server = http.createServer(
     { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
     app,

@@ -22,11 +22,13 @@ export interface ReadinessSources {
  * check, and Redis connected when it is used. The body names what is not ready.
  */
 export async function checkReadiness(sources: ReadinessSources): Promise<Readiness> {
-  const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
   const stores: Record<string, CheckState> = {};
   await Promise.all(
     [...sources.stores.all().values()].map(async (client, index) => {
-      const healthy = await client.healthy({ requestId: 'readiness-probe', signal }).catch(() => false);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), PROBE_TIMEOUT_MS);
+      const healthy = await client.healthy({ requestId: 'readiness-probe', controller }).catch(() => false);
+      clearTimeout(timer);
       // Store names, not URLs: the body must not tell a prober where the stores live.
       stores[`store_${index + 1}`] = healthy ? 'ok' : 'unavailable';
     }),

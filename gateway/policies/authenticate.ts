@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
 import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
 import type { KeyStore } from '../keys/key-record';
+import type { Step } from '../pipeline';
 
 /** Longer values are not keys (imported keys of any format fit); refused before hashing. */
 const MAX_KEY_LENGTH = 1024;
@@ -22,15 +22,19 @@ function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
  * prefix and a bad checksum is refused without a store look-up. A store that cannot answer gives
  * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
  */
-export function authenticate(store: KeyStore): RequestHandler {
-  return async function authenticateKey(req, res, next) {
-    const value = req.headers['x-api-key'];
-    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) throw new ApiError('unauthenticated');
-    if (apiKeyHeaderCount(req.rawHeaders) !== 1 || !isPlausibleKeyValue(value)) throw new ApiError('unauthenticated');
-    const lookup = await store.lookup(sha256Hex(value));
+export function authenticate(store: KeyStore): Step {
+  const identify = (ctx: Parameters<Step>[0], lookup: Awaited<ReturnType<KeyStore['lookup']>>): void => {
     if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
     if (lookup.kind === 'not_found' || lookup.record.status === 'revoked') throw new ApiError('unauthenticated');
-    res.locals.key = lookup.record;
-    next();
+    ctx.key = lookup.record;
+  };
+  return function authenticateKey(ctx) {
+    const value = ctx.req.headers['x-api-key'];
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) throw new ApiError('unauthenticated');
+    if (apiKeyHeaderCount(ctx.req.rawHeaders) !== 1 || !isPlausibleKeyValue(value)) throw new ApiError('unauthenticated');
+    const lookup = store.lookup(sha256Hex(value));
+    // The file store and a cached Redis record answer synchronously: no promise on that path.
+    if (lookup instanceof Promise) return lookup.then((found) => identify(ctx, found));
+    identify(ctx, lookup);
   };
 }

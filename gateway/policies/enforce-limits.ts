@@ -1,23 +1,26 @@
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors';
-import type { Counters } from '../limits/counters';
-import type { Metrics } from '../ops/metrics';
+import type { Counters, LimitDecision } from '../limits/counters';
 import { setRateLimitHeaders } from '../limits/ratelimit-headers';
+import type { Metrics } from '../ops/metrics';
+import type { RequestContext, Step } from '../pipeline';
 
 /**
  * Counts the request against the key's per-minute limit and daily and monthly quotas, as one step.
  * Sets `RateLimit-Policy` / `RateLimit`; refuses with 429 `quota_exceeded` or `rate_limited` and
  * `Retry-After`. A refused request is counted nowhere.
  */
-export function enforceLimits(counters: Counters, metrics: Metrics): RequestHandler {
-  return async function enforceKeyLimits(_req, res, next) {
-    const key = res.locals.key!;
-    const decision = await counters.consume(key.id, key.limits);
+export function enforceLimits(counters: Counters, metrics: Metrics): Step {
+  const apply = (ctx: RequestContext, decision: LimitDecision): void => {
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
     metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
-    setRateLimitHeaders(res, decision.windows);
-    res.locals.limitHeadersSet = true;
+    setRateLimitHeaders(ctx.res, decision.windows);
+    ctx.limitHeadersSet = true;
     if (decision.kind === 'refused') throw new ApiError(decision.code, {}, decision.retryAfterSeconds);
-    next();
+  };
+  return function enforceKeyLimits(ctx) {
+    const key = ctx.key!;
+    const decision = counters.consume(key.id, key.limits);
+    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d));
+    apply(ctx, decision);
   };
 }

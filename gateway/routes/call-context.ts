@@ -1,11 +1,12 @@
-import type { Response } from 'express';
+import type { RequestContext } from '../pipeline';
 import type { CallContext } from '../upstream/json-caller';
 
-/** An upstream call's context: the request id, and a signal that fires if the caller goes away. */
-export function callContext(res: Response): CallContext {
+/** An upstream call's context: the request id, and a controller aborted if the caller goes away. */
+export function callContext(ctx: RequestContext): CallContext {
   const controller = new AbortController();
+  const { res } = ctx;
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
   });
-  return { requestId: res.locals.requestId, signal: controller.signal };
+  return { requestId: ctx.requestId, controller };
 }

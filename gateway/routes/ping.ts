@@ -1,10 +1,10 @@
-import type { RequestHandler } from 'express';
+import type { Step } from '../pipeline';
 import { sendJson } from '../send';
 
 /** `GET /v1/ping`: the address the gateway saw, the key id and its tier. */
-export function ping(): RequestHandler {
-  return function answerPing(_req, res) {
-    const key = res.locals.key!;
-    sendJson(res, 200, { ip: res.locals.clientIp, key_id: key.id, tier: key.tier });
+export function ping(): Step {
+  return function answerPing(ctx) {
+    const key = ctx.key!;
+    sendJson(ctx.res, 200, { ip: ctx.clientIp, key_id: key.id, tier: key.tier });
   };
 }

@@ -1,11 +1,11 @@
-import type { RequestHandler } from 'express';
-import { ApiError } from '../errors';
-import { callContext } from './call-context';
 import type { CursorCodec } from '../cursor/cursor-codec';
+import { ApiError } from '../errors';
+import type { Step } from '../pipeline';
 import { sendJson } from '../send';
 import type { ListingStores } from '../upstream/listing-stores';
 import type { ListingsClient } from '../upstream/listings-client';
 import { errorForUpstream } from '../upstream/outcome';
+import { callContext } from './call-context';
 
 /** Seconds a caller is told to wait when its country's store is not configured. */
 const STORE_RETRY_AFTER_SECONDS = 3600;
@@ -18,26 +18,26 @@ function storeFor(stores: ListingStores, country: string): ListingsClient {
 }
 
 /** `GET /v1/properties`: one page from the data service, with a new cursor bound to key and filters. */
-export function listProperties(stores: ListingStores, cursors: CursorCodec): RequestHandler {
-  return async function answerPropertiesPage(_req, res) {
-    const query = res.locals.listQuery!;
-    const filters = res.locals.cursorFilters!;
+export function listProperties(stores: ListingStores, cursors: CursorCodec): Step {
+  return async function answerPropertiesPage(ctx) {
+    const query = ctx.listQuery!;
+    const filters = ctx.cursorFilters!;
     const page = await storeFor(stores, query.country).listPage(
-      { ...filters, limit: query.limit, ...(res.locals.cursorPosition !== undefined ? { after: res.locals.cursorPosition } : {}) },
-      callContext(res),
+      { ...filters, limit: query.limit, ...(ctx.cursorPosition !== undefined ? { after: ctx.cursorPosition } : {}) },
+      callContext(ctx),
     );
     if (page.kind !== 'page') throw errorForUpstream(page);
-    const nextCursor = page.nextAfter === null ? null : await cursors.issue(res.locals.key!.id, filters, page.nextAfter);
-    sendJson(res, 200, { data: page.items, next_cursor: nextCursor });
+    const nextCursor = page.nextAfter === null ? null : await cursors.issue(ctx.key!.id, filters, page.nextAfter);
+    sendJson(ctx.res, 200, { data: page.items, next_cursor: nextCursor });
   };
 }
 
 /** `GET /v1/properties/{id}?country=CC`: one published listing, or 404 `not_found`. */
-export function getProperty(stores: ListingStores): RequestHandler {
-  return async function answerProperty(req, res) {
-    const { country } = res.locals.itemQuery!;
-    const result = await storeFor(stores, country).getListing(country, req.params.id as string, callContext(res));
+export function getProperty(stores: ListingStores): Step {
+  return async function answerProperty(ctx) {
+    const { country } = ctx.itemQuery!;
+    const result = await storeFor(stores, country).getListing(country, ctx.params.id!, callContext(ctx));
     if (result.kind !== 'item') throw errorForUpstream(result);
-    sendJson(res, 200, { data: result.item });
+    sendJson(ctx.res, 200, { data: result.item });
   };
 }

@@ -3,9 +3,16 @@ import { parseRetryAfter, type UpstreamFailure } from './outcome';
 
 export interface CallContext {
   readonly requestId: string;
-  /** Aborted when the caller goes away, so the upstream request is dropped too. */
-  readonly signal: AbortSignal;
+  /**
+   * Aborted when the caller goes away, so the upstream request is dropped too. The caller also
+   * aborts it, with `TIMED_OUT` as the reason, when the upstream takes too long: one controller and
+   * one timer per call (AbortSignal.any/timeout cost several times more on this hot path).
+   */
+  readonly controller: AbortController;
 }
+
+/** The abort reason of a call that ran out of time. */
+export const TIMED_OUT = Symbol('upstream timed out');
 
 /** A JSON answer of any status, or the failure that prevented one. */
 export type JsonAnswer = { readonly status: number; readonly body: unknown } | UpstreamFailure;
@@ -37,8 +44,10 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   });
 
   async function call(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer> {
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const signal = AbortSignal.any([ctx.signal, timeout]);
+      const { signal } = ctx.controller;
+      const timer = setTimeout(() => ctx.controller.abort(TIMED_OUT), timeoutMs);
+      const timedOut = (): boolean => signal.reason === TIMED_OUT;
+      const callerLeft = (): boolean => signal.aborted && !timedOut();
       let status: number;
       let retryAfter: string | string[] | undefined;
       let text: string;
@@ -54,16 +63,18 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
         try {
           text = await answer.body.text();
         } catch (err) {
-          if (ctx.signal.aborted) return { kind: 'aborted' };
-          if (timeout.aborted || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
+          if (callerLeft()) return { kind: 'aborted' };
+          if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
           return { kind: 'unreadable' };
         }
       } catch (err) {
-        if (ctx.signal.aborted) return { kind: 'aborted' };
-        if (timeout.aborted || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
+        if (callerLeft()) return { kind: 'aborted' };
+        if (timedOut() || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
           return { kind: 'timeout' };
         }
         return { kind: 'unreachable' };
+      } finally {
+        clearTimeout(timer);
       }
       if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
       try {

@@ -7,7 +7,7 @@ import { loadKeysFile } from '../../gateway/keys/keys-file';
 import { createFileKeyStore } from '../../gateway/keys/file-key-store';
 import { ConfigError } from '../../gateway/config/config-error';
 
-const config = { tiers: { standard: { perMinute: 60, perDay: 1000, perMonth: 10000 }, advanced: { perMinute: 600, perDay: 10000, perMonth: 100000 } } };
+const config = { tiers: { standard: { perMinute: 60, perDay: 1000, perMonth: 10000 }, advanced: { perMinute: 600, perDay: 10000, perMonth: 100000 } }, stores: { byCountry: {} } };
 
 describe('address normalisation', () => {
   it.each([

@@ -1,0 +1,53 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CursorFilters } from './cursor/cursor-codec';
+import type { KeyRecord } from './keys/key-record';
+import type { ItemQuery, ListQuery } from './validation/query';
+
+/** The endpoints of the public surface. */
+export type RouteName = 'ping' | 'properties' | 'property' | 'insights' | 'reference';
+
+/**
+ * What the pipeline knows about one request, typed once. Each step fills in its part; later
+ * steps read it.
+ */
+export interface RequestContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  /** The request target's path, as sent (not decoded). */
+  readonly path: string;
+  /** The query string as sent, without the `?`. */
+  readonly rawQuery: string;
+  /** The request id: the caller's `x-request-id` when well-formed, else generated. */
+  readonly requestId: string;
+  /** The client address after the trusted-proxy rule, normalised. */
+  readonly clientIp: string;
+  /** The route that answers, once known ("unmatched" for 404s): a bounded metrics label. */
+  route: RouteName | 'unmatched';
+  /** Path parameters, percent-decoded: `id` of /v1/properties/{id}, `subPath` of /v1/insights/... */
+  params: { id?: string; subPath?: string };
+  /** Set by `authenticate`. */
+  key?: KeyRecord;
+  /** True once the RateLimit headers are set for this answer. */
+  limitHeadersSet?: boolean;
+  /** The error code of the answer, for the log line and metrics. */
+  errorCode?: string;
+  listQuery?: ListQuery;
+  itemQuery?: ItemQuery;
+  cursorFilters?: CursorFilters;
+  /** Position in the data service decoded from the caller's cursor. */
+  cursorPosition?: string;
+}
+
+/**
+ * One step of a route: a policy or the final handler. It either returns (the next step runs),
+ * throws an `ApiError` (the error handler answers), or answers itself (the last step).
+ */
+export type Step = (ctx: RequestContext) => void | Promise<void>;
+
+/** Runs the steps in order; a synchronous step costs no promise. */
+export async function runSteps(steps: readonly Step[], ctx: RequestContext): Promise<void> {
+  for (const step of steps) {
+    const pending = step(ctx);
+    if (pending) await pending;
+  }
+}
