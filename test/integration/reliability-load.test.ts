@@ -42,7 +42,7 @@ import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
 
 const SOAK_MS = Number(process.env.SOAK_MS ?? 45_000);
 /** Target request rate of the soak over all instances (paced, so other suites keep their share of the 2 cores). */
-const SOAK_RATE = Number(process.env.SOAK_RATE ?? 300);
+const SOAK_RATE = Number(process.env.SOAK_RATE ?? 150);
 const SOAK_WORKERS = 12;
 /** Memory an instance may gain between the end of the warm-up and the end of the soak. */
 const MAX_RSS_GROWTH_MB = 64;

@@ -225,20 +225,28 @@ describe('Redis frozen mid-load', () => {
 });
 
 describe('Redis slowed mid-load', () => {
-  test('slower but within the command timeout: every request answered 200 and counted exactly in Redis', async () => {
-    await awayFromMinuteEdge(15_000);
-    const value = await provision('slow-exact', { per_minute: 40 });
-    await warm(value);
-    proxy.delay(30); // about 60 ms per round trip, well within 200 ms
+  test('slower but well within the command timeout: every request counted exactly in Redis, across two instances', async () => {
+    // Two more instances with a 2 s command timeout, so the margin over the added 100 ms round trip
+    // holds on a loaded machine (the 200 ms instances would rightly fall back to counting locally).
+    const patient = await Promise.all([0, 1].map(() =>
+      startGateway({ backendUrl: stub.url, keysFile, gatewayConfig: gatewayConfigFile, env: { ...env(proxy.port), REDIS_COMMAND_TIMEOUT_MS: '2000' } }),
+    ));
     try {
+      await awayFromMinuteEdge(15_000);
+      const value = await provision('slow-exact', { per_minute: 40 });
+      for (const g of patient) expect((await getWithKey(g.url, '/v1/ping', value)).status).toBe(200);
+      proxy.delay(50);
       const answers = await Promise.all(
-        Array.from({ length: 120 }, (_, i) => getWithKey(gateways[i % 2]!.url, '/v1/ping', value, { timeoutMs: 15_000 })),
+        Array.from({ length: 120 }, (_, i) => getWithKey(patient[i % 2]!.url, '/v1/ping', value, { timeoutMs: 15_000 })),
       );
       expect(answers.filter((a) => a.status === 200).length + 2).toBe(40);
       for (const a of answers.filter((x) => x.status !== 200)) expectError(a, 'rate_limited');
       expect(await counted('slow-exact')).toBe(40);
+      for (const g of patient) expect(g.output.filter((l) => l.includes('shared counters unavailable'))).toEqual([]);
     } finally {
       proxy.pass();
+      await Promise.all(patient.map(async (g) => { await g.stop(); await g.closed; }));
+      expect(linesWithSecrets(patient.flatMap((g) => g.output), keyValues)).toEqual([]);
     }
   }, 60_000);
 
