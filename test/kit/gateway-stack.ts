@@ -16,6 +16,7 @@ import { crc32 } from 'node:zlib';
 import { stringify } from 'yaml';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../gateway/errors';
 import { fixtureListings, type FixtureListing } from '../fixtures/listings';
+import { ConformanceError, conformanceProblems } from './openapi-conformance';
 import { runToExit, startProcess, type RunningProcess } from './processes';
 
 export { ERROR_CATALOGUE, type ErrorCode };
@@ -172,7 +173,7 @@ export interface GatewayOptions {
 }
 
 export async function startGateway(o: GatewayOptions): Promise<Proc> {
-  return track(
+  return checkAnswersOf(track(
     await startProcess('gateway/main.js', {
       PORT: '0',
       HOST: '127.0.0.1',
@@ -183,7 +184,32 @@ export async function startGateway(o: GatewayOptions): Promise<Proc> {
       LOG_LEVEL: 'info',
       ...o.env,
     }),
-  );
+  ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response conformance: every answer `send()` gets from a gateway's public port, to a path under
+// `/v1` or `/docs`, is checked against openapi/openapi.yaml (test/kit/openapi-conformance.ts).
+
+const publicGatewayPorts = new Set<number>();
+const unconformingThisTest: string[] = [];
+
+/**
+ * Checks every answer from this gateway's public port against the document (gateways started by
+ * the kit are registered already). Call it for a gateway started by other means.
+ */
+export function checkAnswersOf<T extends { port: number; child?: { once(event: 'exit', f: () => void): unknown } }>(gateway: T): T {
+  publicGatewayPorts.add(gateway.port);
+  gateway.child?.once('exit', () => publicGatewayPorts.delete(gateway.port));
+  return gateway;
+}
+
+// A test that swallows a rejected `send()` still fails: the problems are reported after it.
+if (typeof afterEach === 'function') {
+  afterEach(() => {
+    const problems = unconformingThisTest.splice(0);
+    if (problems.length) throw new ConformanceError(problems);
+  });
 }
 
 /** The environment of a gateway that would start, for `runToExit` start-up failure tests. */
@@ -343,7 +369,9 @@ export interface SendOptions {
 
 /**
  * One request on a fresh connection. `path` is sent exactly as given (no normalisation), so
- * `%2e%2e` or odd query strings reach the gateway untouched.
+ * `%2e%2e` or odd query strings reach the gateway untouched. An answer from a gateway's public
+ * port to a path under `/v1` or `/docs` that departs from openapi/openapi.yaml rejects with a
+ * ConformanceError naming every difference.
  */
 export function send(baseUrl: string, requestPath: string, options: SendOptions = {}): Promise<Answer> {
   const base = new URL(baseUrl);
@@ -374,7 +402,23 @@ export function send(baseUrl: string, requestPath: string, options: SendOptions 
               body = undefined;
             }
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text, body });
+          const answer: Answer = { status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text, body };
+          let problems: string[] = [];
+          try {
+            if (publicGatewayPorts.has(Number(base.port))) {
+              const requestHeadBytes = Buffer.byteLength(requestPath) + Object.entries(options.headers ?? {}).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(String(v)) + 4, 0);
+              problems = conformanceProblems({ method: options.method ?? 'GET', path: requestPath, status: answer.status, headers: answer.headers, text, requestHeadBytes });
+            }
+          } catch (err) {
+            reject(err);
+            return;
+          }
+          if (problems.length) {
+            unconformingThisTest.push(...problems);
+            reject(new ConformanceError(problems));
+          } else {
+            resolve(answer);
+          }
         });
       },
     );
