@@ -1,5 +1,5 @@
 /**
- * Unexpected errors inside the gateway. The gateway is built in this process (`createApp` never
+ * Unexpected errors inside the gateway. The gateway is built in this process (`createGateway` never
  * listens, so a test can give it its own dependencies) with parts that throw where nothing should:
  * the key store, the counters, the cursor codec, the listings client, the insights client, thrown
  * synchronously or as rejections. Each answer is exactly 500 `internal_error` (JSON, `Cache-Control:
@@ -7,20 +7,16 @@
  * logged for operators (without the key); and the gateway keeps answering.
  */
 import { createHash } from 'node:crypto';
-import http, { type RequestListener } from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import * as gatewayApp from '../../gateway/app';
-import type { AppDeps } from '../../gateway/app';
+import { createGateway, type AppDeps } from '../../gateway/app';
 import { createCursorCodec } from '../../gateway/cursor/cursor-codec';
 import type { KeyRecord } from '../../gateway/keys/key-record';
 import type { Counters } from '../../gateway/limits/counters';
 import { createMemoryCounters } from '../../gateway/limits/memory-counters';
 import { createMetrics } from '../../gateway/ops/metrics';
 import { cursorSecret, expectError, expectKeyedSuccess, randomKeyValue, send, type Answer } from '../kit/gateway-stack';
-
-/** The gateway's factory (being renamed from `createApp` to `createGateway`; either is a request listener). */
-const buildGateway = ((gatewayApp as Record<string, unknown>).createGateway ?? (gatewayApp as Record<string, unknown>).createApp) as (deps: AppDeps) => RequestListener;
 
 const KEY_VALUE = randomKeyValue('errors');
 const HASH = createHash('sha256').update(KEY_VALUE).digest('hex');
@@ -89,7 +85,7 @@ beforeAll(async () => {
     },
     trustedProxies: [],
   } as unknown as AppDeps;
-  server = http.createServer(buildGateway(deps));
+  server = http.createServer(createGateway(deps));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
