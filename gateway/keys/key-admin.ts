@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
-import { KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
+import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -49,6 +49,14 @@ function parseInput<S extends z.ZodTypeAny>(schema: S, input: unknown): z.infer<
   const issue = parsed.error.issues[0]!;
   const parameter = issue.path.length ? String(issue.path[0]) : 'body';
   throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${issue.message}`);
+}
+
+/** Normalises countries and address; a bad one is 400 `invalid_parameter` naming the field. */
+function checked<T extends Partial<KeyEntry>>(fields: T): T {
+  const result = checkKeyEntry(fields);
+  if (result.ok) return result.value;
+  const parameter = String(result.issue.path[0]);
+  throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${result.issue.message}`);
 }
 
 const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
@@ -159,7 +167,7 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
   return {
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
-      const fields = parseInput(CreateSchema, input);
+      const fields = checked(parseInput(CreateSchema, input));
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, ...rest } = fields;
       await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
@@ -185,7 +193,7 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
       return { id, windows: [row('minute', minute!, limits.perMinute), row('day', day!, limits.perDay), row('month', month!, limits.perMonth)] };
     },
     async set(id: string, input: unknown): Promise<KeyView> {
-      const fields = parseInput(SetSchema, input);
+      const fields = checked(parseInput(SetSchema, input));
       return view(await update(id, (s) => ({
         ...s,
         ...(fields.tier ? { tier: fields.tier } : {}),
