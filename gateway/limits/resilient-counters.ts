@@ -2,11 +2,6 @@ import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counters, LimitDecision } from './counters';
 
-export interface ResilientCounters extends Counters {
-  /** True while counting per instance because Redis is down or failing. */
-  readonly degraded: boolean;
-}
-
 const tagged = (decision: LimitDecision, store: 'shared' | 'local'): LimitDecision =>
   decision.kind === 'unavailable' ? decision : { ...decision, store };
 
@@ -20,7 +15,7 @@ const RETRY_SHARED_AFTER_MS = 1000;
  * during an outage). Switching is logged once each way. No request waits on a Redis that is
  * known to be down: the client's state is checked first, and a failed call is not retried for a second.
  */
-export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): ResilientCounters {
+export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): Counters {
   let usingLocalUntil = 0;
   let degraded = false;
 
@@ -52,8 +47,5 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
   return {
     consume: (keyId, limits, nowMs) => withFallback((c) => c.consume(keyId, limits, nowMs)),
     peek: (keyId, limits, nowMs) => withFallback((c) => c.peek(keyId, limits, nowMs)),
-    get degraded() {
-      return degraded;
-    },
   };
 }
