@@ -45,6 +45,9 @@ const EnvSchema = z.object({
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []))
     .refine((list) => list.every((entry) => ipaddr.isValidCIDR(entry) || ipaddr.isValid(entry)), {
       message: 'every entry must be an IP address or a CIDR such as 10.0.0.0/8',
+    })
+    .refine((list) => list.every((entry) => !entry.endsWith('/0')), {
+      message: 'a /0 range trusts every address (blanket trust is refused); list the proxies',
     }),
 });
 

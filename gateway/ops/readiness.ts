@@ -33,10 +33,17 @@ export async function checkReadiness(sources: ReadinessSources): Promise<Readine
       stores[`store_${index + 1}`] = healthy ? 'ok' : 'unavailable';
     }),
   );
+  // A PING, not just the connection state: a frozen Redis keeps its connection open.
+  const redisAnswers = sources.redis
+    ? await sources.redis.ping().then(
+        () => true,
+        () => false,
+      )
+    : undefined;
   const checks: Readiness['checks'] = {
     keys: sources.keysReady() ? 'ok' : 'unavailable',
     data_services: Object.keys(stores).length ? stores : 'not_configured',
-    ...(sources.redis ? { redis: sources.redis.status === 'ready' ? 'ok' : 'unavailable' } : {}),
+    ...(sources.redis ? { redis: redisAnswers ? 'ok' : 'unavailable' } : {}),
   };
   const ready = checks.keys === 'ok' && Object.values(stores).every((s) => s === 'ok') && checks.redis !== 'unavailable';
   return { ready, checks };

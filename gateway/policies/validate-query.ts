@@ -1,15 +1,24 @@
 import { ApiError } from '../errors';
-import type { Step } from '../pipeline';
+import type { RequestContext, Step } from '../pipeline';
 import { parseEmptyQuery, parseItemQuery, parseListQuery, type QueryParse } from '../validation/query';
 
-const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>): ApiError =>
-  new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message);
+/**
+ * The refusal naming the parameter. A caller who pasted its key as a parameter name does not get
+ * the key echoed back in the body.
+ */
+const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>, ctx: RequestContext): ApiError => {
+  const key = ctx.req.headers['x-api-key'];
+  const pasted = typeof key === 'string' && key.length > 0 && failed.parameter.includes(key);
+  return pasted
+    ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.')
+    : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message);
+};
 
 /** 400 `invalid_parameter` (with `parameter`) unless the query of `GET /v1/properties` is exactly right. */
 export function validateListQuery(): Step {
   return function validatePropertiesQuery(ctx) {
     const parsed = parseListQuery(ctx.rawQuery);
-    if (!parsed.ok) throw toError(parsed);
+    if (!parsed.ok) throw toError(parsed, ctx);
     ctx.listQuery = parsed.value;
   };
 }
@@ -18,7 +27,7 @@ export function validateListQuery(): Step {
 export function validateItemQuery(): Step {
   return function validatePropertyQuery(ctx) {
     const parsed = parseItemQuery(ctx.rawQuery);
-    if (!parsed.ok) throw toError(parsed);
+    if (!parsed.ok) throw toError(parsed, ctx);
     ctx.itemQuery = parsed.value;
   };
 }
@@ -27,6 +36,6 @@ export function validateItemQuery(): Step {
 export function validateNoQuery(): Step {
   return function refuseAnyParameter(ctx) {
     const parsed = parseEmptyQuery(ctx.rawQuery);
-    if (!parsed.ok) throw toError(parsed);
+    if (!parsed.ok) throw toError(parsed, ctx);
   };
 }

@@ -1,9 +1,29 @@
 import { ApiError } from '../errors';
+import { KEY_PREFIX } from '../keys/key-format';
 import type { Step } from '../pipeline';
 import { sendJson } from '../send';
 import type { InsightsUpstream } from '../upstream/insights-client';
 import { errorForUpstream } from '../upstream/outcome';
 import { callContext } from './call-context';
+
+/** Parameter names that carry credentials; never forwarded. */
+const CREDENTIAL_NAME = /^(?:x[-_]?)?api[-_]?key$|^apikey$|^key$|^token$|^access[-_]?token$/i;
+
+/**
+ * The insights area's parameters are not defined yet, so they pass through, except anything that
+ * carries a key: a credential-like name, a value (or name) equal to the caller's key, or a value in
+ * this project's key format. Such a request is refused, and nothing of it goes upstream.
+ */
+function refuseCredentials(rawQuery: string, keyValue: string | string[] | undefined): void {
+  if (rawQuery === '') return;
+  for (const [name, value] of new URLSearchParams(rawQuery)) {
+    const carriesKey = name === keyValue || value === keyValue || CREDENTIAL_NAME.test(name) || value.startsWith(KEY_PREFIX) || name.startsWith(KEY_PREFIX);
+    if (carriesKey) {
+      throw new ApiError('invalid_parameter', { parameter: name === keyValue || name.startsWith(KEY_PREFIX) ? 'query' : name }, undefined,
+        'Keys go in the x-api-key header, never in the query.');
+    }
+  }
+}
 
 /** Seconds an Advanced caller is told to wait before asking for an unconfigured insights area again. */
 const INSIGHTS_RETRY_AFTER_SECONDS = 3600;
@@ -18,6 +38,7 @@ export function insights(upstream: InsightsUpstream): Step {
     if (!upstream.configured()) {
       throw new ApiError('not_configured', {}, INSIGHTS_RETRY_AFTER_SECONDS, 'The insights area is announced but not live yet.');
     }
+    refuseCredentials(ctx.rawQuery, ctx.req.headers['x-api-key']);
     const result = await upstream.forward(ctx.params.subPath ?? '', ctx.rawQuery, callContext(ctx));
     if (result.kind === 'answer') return sendJson(ctx.res, 200, result.body);
     if (result.kind === 'refused') throw new ApiError('invalid_parameter', { parameter: result.parameter });

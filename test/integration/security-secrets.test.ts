@@ -170,13 +170,16 @@ describe('a key pasted into the URL never reaches an upstream', () => {
     }
   });
 
-  // BUG (reported): the insights proxy forwards the caller's raw query, so a key pasted into it
-  // (here the very key of x-api-key) reaches the insights service, and whatever that service logs.
-  test.failing('insights: ?api_key=<the key> is not passed on to the insights service', async () => {
+  // The insights proxy refuses a query that carries a key (gateway/routes/insights.ts): nothing goes upstream.
+  test('insights: ?api_key=<the key> is refused and not passed on to the insights service', async () => {
     const id = 'sec-paste-insights';
     const a = await send(withInsights.url, `/v1/insights/market?region=GB&api_key=${value('adv')}`, { headers: { 'x-api-key': value('adv'), 'x-request-id': id } });
-    expect(a.status).toBeLessThan(500);
-    for (const r of stub.byRequestId(id)) expect(r.url).not.toContain(value('adv'));
+    expectError(a, 'invalid_parameter', { parameter: 'api_key' });
+    expect(a.text).not.toContain(value('adv'));
+    expect(stub.byRequestId(id)).toEqual([]);
+    const bare = await send(withInsights.url, `/v1/insights/market?${value('adv')}`, { headers: { 'x-api-key': value('adv'), 'x-request-id': `${id}-bare` } });
+    expectError(bare, 'invalid_parameter', { parameter: 'query' });
+    expect(stub.byRequestId(`${id}-bare`)).toEqual([]);
   });
 });
 

@@ -20,6 +20,8 @@ describe('environment', () => {
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '2' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/99' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.1, ::/0' }, 'TRUST_PROXY'],
     [{ KEY_STORE: 'sql' }, 'KEY_STORE'],
     [{ UPSTREAM_TIMEOUT_MS: '-5' }, 'UPSTREAM_TIMEOUT_MS'],
   ])('refuses %j naming the variable in one line', (env, name) => {
