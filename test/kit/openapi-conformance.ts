@@ -299,3 +299,26 @@ export function assertConforms(answer: ObservedAnswer): void {
   const problems = conformanceProblems(answer);
   if (problems.length) throw new ConformanceError(problems);
 }
+
+/**
+ * A `fetch` that checks every answer from `origin` (a gateway's public base URL) against the
+ * document, for code that talks to the gateway with fetch (the typed client) rather than the
+ * kit's `send()`. Problems are collected in `problems`, not thrown, so the caller's own error
+ * handling (retries) is not disturbed: assert that the list is empty.
+ */
+export function conformingFetch(origin: string, base: typeof fetch = globalThis.fetch): { fetch: typeof fetch; problems: string[]; answers: number } {
+  const state = { problems: [] as string[], answers: 0 };
+  const wrapped = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
+    const response = await base(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.origin !== new URL(origin).origin) return response;
+    state.answers++;
+    const text = await response.clone().text();
+    const headers: IncomingHttpHeaders = {};
+    response.headers.forEach((value, name) => { headers[name] = value; });
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    state.problems.push(...conformanceProblems({ method, path: url.pathname + url.search, status: response.status, headers, text }));
+    return response;
+  };
+  return Object.assign(state, { fetch: wrapped as typeof fetch });
+}
