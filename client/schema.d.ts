@@ -1046,6 +1046,7 @@ export interface operations {
             };
             404: components["responses"]["not_found"];
             405: components["responses"]["method_not_allowed"];
+            500: components["responses"]["internal_error"];
         };
     };
 }

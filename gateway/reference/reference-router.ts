@@ -10,6 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import YAML from 'yaml';
+import { ApiError } from '../errors';
+import { sendError } from '../send';
 
 /** The express path patterns served by the reference router (the app answers 405 on them). */
 export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/assets/:file'];
@@ -18,6 +20,7 @@ export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/as
 export const DOCS_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
 
 const DOCUMENT_RELATIVE_PATH = path.join('openapi', 'openapi.yaml');
+const ASSETS_PREFIX = '/docs/assets/';
 const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 const ASSET_CACHE_CONTROL = 'public, max-age=86400';
 
@@ -171,9 +174,15 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
     res.type('text/html; charset=utf-8').send(page);
   });
 
-  router.get('/docs/assets/:file', (req, res, next) => {
-    const name = req.params.file;
-    const asset = typeof name === 'string' ? assets.get(name) : undefined;
+  // Asset names are matched exactly as sent, never percent-decoded: any other name, however it is
+  // encoded (`%ZZ` included), falls through to the app's 404. An express `:file` parameter would be
+  // decoded first, and a malformed escape would become an error page instead of the catalogue's 404.
+  router.use(function serveAsset(req, res, next) {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !req.path.startsWith(ASSETS_PREFIX)) {
+      next();
+      return;
+    }
+    const asset = assets.get(req.path.slice(ASSETS_PREFIX.length));
     if (!asset) {
       next();
       return;
@@ -186,7 +195,10 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
       return;
     }
     res.sendFile(asset.file, { cacheControl: false, dotfiles: 'deny' }, (err) => {
-      if (err && !res.headersSent) next(err);
+      // A file that went missing after start-up: the catalogue's 500, never express's error page.
+      if (err && !res.headersSent) {
+        sendError(res, new ApiError('internal_error'));
+      }
     });
   });
 

@@ -191,7 +191,7 @@ describe('openapi/openapi.yaml', () => {
     }
     expect(codesOf('/v1/openapi.json')).toEqual({ 405: ['method_not_allowed'] });
     expect(codesOf('/docs')).toEqual({ 405: ['method_not_allowed'] });
-    expect(codesOf('/docs/assets/{file}')).toEqual({ 404: ['not_found'], 405: ['method_not_allowed'] });
+    expect(codesOf('/docs/assets/{file}')).toEqual({ 404: ['not_found'], 405: ['method_not_allowed'], 500: ['internal_error'] });
   });
 
   test('the assets the reference page may load are exactly the documented file names', async () => {
@@ -348,6 +348,9 @@ describe('reference router', () => {
     '/DOCS',
     '/v1/openapi.json/',
     '/v1/OpenAPI.json',
+    '/docs/assets/%ZZ',
+    '/docs/assets/swagger-ui%2Ecss',
+    '/docs/assets/%',
   ])('%s falls through to the app (404)', async (url) => {
     const res = await request(app).get(url);
     expect(res.status).toBe(404);
