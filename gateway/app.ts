@@ -50,6 +50,10 @@ function createReferenceApp(): RequestListener {
   app.set('strict routing', true);
   app.use(createReferenceRouter());
   app.use((_req, res) => sendError(res, new ApiError('not_found')));
+  // Express's own error page (HTML, with a stack) must never answer: the catalogue does.
+  app.use(((err, _req, res, _next) => {
+    sendError(res, new ApiError(err instanceof URIError ? 'not_found' : 'internal_error'));
+  }) as express.ErrorRequestHandler);
   return app;
 }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorBody } from './errors';
@@ -8,14 +9,13 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Longer than common load balancers' idle timeouts (60 s), so they close first. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-/** The catalogue's `invalid_parameter`, written raw: these requests never reach express. */
-const MALFORMED_REQUEST = ((): string => {
-  const body = JSON.stringify(errorBody(new ApiError('invalid_parameter', {}, undefined, 'The request is malformed or too large.')));
-  return (
-    'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n' +
-    `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
-  );
-})();
+/** The catalogue's `invalid_parameter`, written raw: these requests never reach the gateway's pipeline. */
+const MALFORMED_BODY = JSON.stringify(
+  errorBody(new ApiError('invalid_parameter', { parameter: 'request' }, undefined, 'The request is malformed or too large.')),
+);
+const malformedRequestAnswer = (): string =>
+  'HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n' +
+  `X-Request-Id: ${randomUUID()}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(MALFORMED_BODY)}\r\n\r\n${MALFORMED_BODY}`;
 
 /**
  * The HTTP server around the app. A request Node cannot parse (bad framing such as two
@@ -39,7 +39,7 @@ export function createServer(app: RequestListener): Server {
       socket.destroy();
       return;
     }
-    socket.end(MALFORMED_REQUEST);
+    socket.end(malformedRequestAnswer());
   });
   return server;
 }

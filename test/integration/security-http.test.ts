@@ -110,7 +110,7 @@ describe('request smuggling', () => {
     const { text, closed } = await exchange(build(inner.text));
     expect(responses(text)).toEqual(['HTTP/1.1 400 Bad Request']);
     expect(text).toMatch(/\r\nContent-Type: application\/json/i);
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'invalid_parameter', message: expect.any(String) });
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'invalid_parameter', message: expect.any(String), parameter: 'request' });
     expect(closed).toBe(true);
     await sleep(50);
     expect(stub.byRequestId(inner.id)).toEqual([]);

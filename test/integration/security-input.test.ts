@@ -310,7 +310,7 @@ describe('thousands of parameters, oversized values, URLs and header blocks', ()
     expect(statusOf(text)).toBe(400);
     expect(text).toMatch(/\r\nContent-Type: application\/json/i);
     expect(text).toMatch(/\r\nCache-Control: no-store/i);
-    expect(bodyOf(text)).toEqual({ error: 'invalid_parameter', message: expect.any(String) });
+    expect(bodyOf(text)).toEqual({ error: 'invalid_parameter', message: expect.any(String), parameter: 'request' });
     expect(text).not.toContain(STD);
     expect(closed).toBe(true);
     expect(ms).toBeLessThan(2000);

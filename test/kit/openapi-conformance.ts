@@ -47,15 +47,7 @@ interface KnownDeparture {
   problem: RegExp;
 }
 
-export const KNOWN_DEPARTURES: readonly KnownDeparture[] = [
-  {
-    reported:
-      'gateway/server.ts answers a request Node cannot parse (bad framing, a URL or header block over the limit) with a ' +
-      'raw 400 invalid_parameter that carries no X-Request-Id, which the document (and README) promise on every answer',
-    applies: (a) => a.status === 400 && a.headers.connection === 'close' && a.headers['x-request-id'] === undefined && a.text.includes('"error":"invalid_parameter"'),
-    problem: /: required header X-Request-Id is missing$/,
-  },
-];
+export const KNOWN_DEPARTURES: readonly KnownDeparture[] = [];
 
 export interface ObservedAnswer {
   method: string;
