@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { CallSignal } from '../upstream/json-caller';
 import type { ListingStores } from '../upstream/listing-stores';
 
 export type CheckState = 'ok' | 'unavailable' | 'not_configured';
@@ -25,9 +26,9 @@ export async function checkReadiness(sources: ReadinessSources): Promise<Readine
   const stores: Record<string, CheckState> = {};
   await Promise.all(
     [...sources.stores.all().values()].map(async (client, index) => {
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), PROBE_TIMEOUT_MS);
-      const healthy = await client.healthy({ requestId: 'readiness-probe', controller }).catch(() => false);
+      const signal = new CallSignal();
+      const timer = setTimeout(() => signal.abort(), PROBE_TIMEOUT_MS);
+      const healthy = await client.healthy({ requestId: 'readiness-probe', signal }).catch(() => false);
       clearTimeout(timer);
       // Store names, not URLs: the body must not tell a prober where the stores live.
       stores[`store_${index + 1}`] = healthy ? 'ok' : 'unavailable';

@@ -1,12 +1,12 @@
 import type { RequestContext } from '../pipeline';
-import type { CallContext } from '../upstream/json-caller';
+import { CallSignal, type CallContext } from '../upstream/json-caller';
 
-/** An upstream call's context: the request id, and a controller aborted if the caller goes away. */
+/** An upstream call's context: the request id, and a signal aborted if the caller goes away. */
 export function callContext(ctx: RequestContext): CallContext {
-  const controller = new AbortController();
+  const signal = new CallSignal();
   const { res } = ctx;
   res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
+    if (!res.writableFinished) signal.abort();
   });
-  return { requestId: ctx.requestId, controller };
+  return { requestId: ctx.requestId, signal };
 }
