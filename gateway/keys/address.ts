@@ -9,7 +9,6 @@ const MAPPED_PREFIX = '::ffff:';
  * (`::ffff:127.0.0.1`, `::ffff:7f00:1`) becomes IPv4, IPv6 is written in RFC 5952 form, and a
  * zone index is dropped. Returns undefined for anything that is not an address.
  */
-
 export function normaliseAddress(value: string): string | undefined {
   // Fast path for what a socket reports almost always (runs on every request): a canonical
   // dotted quad, bare or IPv4-mapped. Everything else goes through ipaddr.js.
