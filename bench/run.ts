@@ -18,7 +18,8 @@ import { loadGatewayConfig } from '../gateway/config/gateway-config';
 import { createKeyAdmin } from '../gateway/keys/key-admin';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
-import { renderChart, renderMarkdown, type Row } from './report';
+import { Pool } from 'undici';
+import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = [1, 10, 50];
@@ -74,6 +75,30 @@ async function drive(url: string, connections: number, pid?: number, seconds = S
   };
 }
 
+/**
+ * Latency with sub-millisecond resolution (autocannon reports whole milliseconds): `concurrency`
+ * loops of sequential keep-alive requests, each timed with hrtime; p50 and p99 in ms.
+ */
+async function latency(url: string, concurrency: number, perLoop: number): Promise<Latency> {
+  const target = new URL(url);
+  const pool = new Pool(target.origin, { connections: concurrency });
+  const samples: number[] = [];
+  const loop = async (record: boolean, count: number): Promise<void> => {
+    for (let i = 0; i < count; i++) {
+      const started = process.hrtime.bigint();
+      const answer = await pool.request({ path: target.pathname + target.search, method: 'GET', headers: { 'x-api-key': KEY_VALUE } });
+      await answer.body.text();
+      if (record) samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => loop(false, 200))); // warm-up
+  await Promise.all(Array.from({ length: concurrency }, () => loop(true, perLoop)));
+  await pool.close();
+  samples.sort((a, b) => a - b);
+  const at = (q: number): number => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
 async function firstCursorAt(base: string, page: number): Promise<string> {
   let cursor = '';
   for (let i = 1; i < page; i++) {
@@ -125,6 +150,15 @@ async function main(): Promise<void> {
     }
   }
 
+  // Added latency, measured precisely: baseline vs the full gateway (Redis), c=1 and c=10.
+  const latencies = {
+    baselineC1: await latency(targets[1]!.url, 1, 3000),
+    gatewayC1: await latency(targets[3]!.url, 1, 3000),
+    baselineC10: await latency(targets[1]!.url, 10, 500),
+    gatewayC10: await latency(targets[3]!.url, 10, 500),
+  };
+  process.stdout.write(`  latency (ms): c=1 baseline p50 ${latencies.baselineC1.p50.toFixed(3)} gateway p50 ${latencies.gatewayC1.p50.toFixed(3)}; c=10 baseline p99 ${latencies.baselineC10.p99.toFixed(3)} gateway p99 ${latencies.gatewayC10.p99.toFixed(3)}\n`);
+
   // Page depth: page 2 and page 1,000 of one country (both carry a cursor), through the gateway.
   const deep = await firstCursorAt(embedded.proc.url, 1000);
   const depth = {
@@ -141,7 +175,7 @@ async function main(): Promise<void> {
   const small10 = rows.find((r) => r.config.startsWith('gateway, embedded') && r.concurrency === 10)!;
   process.stdout.write(`  100,000 keys: start-up ${scale.startMs} ms (1 key: ${scale.smallStartMs} ms), ${scale.measure.rps.toFixed(0)} req/s, ${scale.measure.cpuUs!.toFixed(0)} µs CPU/req (1 key: ${small10.cpuUs!.toFixed(0)}), RSS ${scale.measure.rssMb!.toFixed(0)} MB\n`);
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, depth, scale };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   const markdown = renderMarkdown(results);
