@@ -62,7 +62,7 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
   const redisClients: Redis[] = [];
   const connect = (role: string, autoPipelining = true): Redis => {
     const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, autoPipelining });

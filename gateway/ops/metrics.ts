@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * The gateway's Prometheus metrics, in a registry of its own (served on the ops port only).
  * Per-key series carry the key id, never a key value.
  */
-export function createMetrics() {
+export function createMetrics(options: { redis: boolean }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   const requests = new Counter({
@@ -47,7 +47,7 @@ export function createMetrics() {
   const redisUp = new Gauge({
     name: 'gateway_redis_up',
     help: '1 when the Redis connection is ready, 0 when not; absent when Redis is not used.',
-    registers: [registry],
+    registers: options.redis ? [registry] : [],
   });
   const reloads = new Counter({
     name: 'gateway_config_reloads_total',

@@ -63,7 +63,7 @@ beforeAll(async () => {
   };
   const deps = {
     logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }),
-    metrics: createMetrics(),
+    metrics: createMetrics({ redis: false }),
     keyStore: {
       lookup(hash: string) {
         if (fault === 'key-store-throws') boom();
