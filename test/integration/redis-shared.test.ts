@@ -222,6 +222,16 @@ describe('operator tools', () => {
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
+    // import upserts every record of a keys file: the imported key authenticates on every instance.
+    const importedValue = `imported-${Date.now()}`;
+    const file = writeKeysFile([{ id: 'imported', value: importedValue, tier: 'standard', countries: ['FR'], address: '127.0.0.1', status: 'active' }]);
+    const imported = await cli(['import', file]);
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toContain('imported 1 keys: imported');
+    for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', importedValue)).body).toMatchObject({ key_id: 'imported' });
+    const listed = JSON.parse((await cli(['list'])).stdout) as Array<{ id: string }>;
+    expect(listed.map((k) => k.id)).toEqual(expect.arrayContaining(['imported', 'cli-shape', 'burst-minute']));
+    expect(JSON.stringify(listed)).not.toMatch(/[0-9a-f]{64}/);
     const usage = JSON.parse((await cli(['usage', 'burst-minute'])).stdout) as { windows: Array<{ window: string; used: number }> };
     expect(usage.windows.find((w) => w.window === 'minute')!.used).toBe(137);
   });
