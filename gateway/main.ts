@@ -110,6 +110,8 @@ async function main(): Promise<void> {
     trustedProxies: env.TRUST_PROXY,
   });
 
+  const keyAdmin = env.ADMIN_TOKEN ? createKeyAdmin(connect('admin', false), gatewayConfig, logger) : undefined;
+
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
@@ -119,6 +121,7 @@ async function main(): Promise<void> {
       return () => {
         if (nextKeys) fileStore!.replace(nextKeys);
         redisStore?.updateConfig(nextConfig);
+        keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
         insights.update(nextConfig.insightsUpstream);
       };
@@ -138,7 +141,7 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (env.ADMIN_TOKEN) {
-    const admin = createServer(createAdminApp(createKeyAdmin(connect('admin', false), gatewayConfig), env.ADMIN_TOKEN, logger));
+    const admin = createServer(createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger));
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }
@@ -151,7 +154,12 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     reloader.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
-    for (const s of servers) s.on('request', (_req, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    // Prepended: it must run before the app, which may answer synchronously.
+    for (const s of servers) {
+      s.prependListener('request', (_req, res: ServerResponse) => {
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+      });
+    }
     const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
     const force = setTimeout(() => servers.forEach((s) => s.closeAllConnections()), SHUTDOWN_GRACE_MS).unref();
     Promise.all(

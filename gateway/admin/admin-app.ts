@@ -5,6 +5,11 @@ import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
 import { sendError, sendJson } from '../send';
 
+const isCallersMistake = (err: unknown): boolean => {
+  const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500;
+};
+
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 /** 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time. */
@@ -47,7 +52,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
 
-  const paths = ['/admin/keys', '/admin/keys/:id', '/admin/keys/:id/usage', '/admin/keys/:id/:action'];
+  const paths = ['/admin/keys', '/admin/keys/:id', '/admin/keys/:id/usage', ...['pause', 'settle', 'revoke', 'roll'].map((a) => `/admin/keys/:id/${a}`)];
   app.all(paths, () => {
     throw new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.');
   });
@@ -57,8 +62,10 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.use(function answerAdminError(err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) {
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
-    else if ((err as { type?: string }).type === 'entity.parse.failed' || (err as { type?: string }).type === 'entity.too.large') {
-      apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB.');
+    else if (err instanceof URIError) apiError = new ApiError('not_found');
+    else if (isCallersMistake(err)) {
+      // body-parser's refusals (bad JSON, too large, unsupported charset or encoding) carry a 4xx status.
+      apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
     } else {
       logger.error({ err }, 'admin request failed');
       apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable/.test(String((err as Error)?.message))

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ApiError } from '../errors';
@@ -67,7 +68,8 @@ const nowIso = (): string => new Date().toISOString();
  * optimistic transaction (WATCH/MULTI) on the record and its hash pointers, followed by a change
  * message naming the hashes involved, so every gateway drops them from its cache at once.
  */
-export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
+export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger) {
+  let config = initialConfig;
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
     return {
@@ -93,7 +95,18 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
     return stored;
   }
 
-  const publish = (hashes: string[]): Promise<number> => redis.publish(redisKeys.changes, JSON.stringify({ hashes }));
+  /**
+   * Tells every gateway which hashes changed. It runs after the change is committed: a failure here
+   * does not undo it (the gateways' cache TTL is the safety net), so it is logged, not reported as a
+   * failed change (a retried roll would otherwise hand out a second value).
+   */
+  const publish = async (hashes: string[]): Promise<void> => {
+    try {
+      await redis.publish(redisKeys.changes, JSON.stringify({ hashes }));
+    } catch (err) {
+      logger?.warn({ err: (err as Error).message }, 'key change stored but not announced; gateways see it when their cache expires');
+    }
+  };
 
   // WATCH belongs to the connection: this process runs one write at a time on it.
   let writes: Promise<unknown> = Promise.resolve();
@@ -138,11 +151,21 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
   }
 
   const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
+  /** Writes a whole record under WATCH of the record and its hash pointer, so processes cannot interleave. */
   async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await redis.watch(redisKeys.record(entry.id), redisKeys.byHash(entry.key_sha256));
+      if (await tryInsert(entry, allowReplace)) return;
+    }
+    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
+  }
+
+  async function tryInsert(entry: KeyEntry, allowReplace: boolean): Promise<boolean> {
     const existing = parseStoredKey(await redis.get(redisKeys.record(entry.id)));
-    if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
     const owner = await redis.get(redisKeys.byHash(entry.key_sha256));
-    if (owner !== null && owner !== entry.id) {
+    if ((existing && !allowReplace) || (owner !== null && owner !== entry.id)) {
+      await redis.unwatch();
+      if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
       throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${entry.id}" is already used by another key.`);
     }
     const now = nowIso();
@@ -152,8 +175,9 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
     tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
     tx.sadd(redisKeys.ids, entry.id);
     if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
-    await tx.exec();
+    if ((await tx.exec()) === null) return false; // another writer got there first: read again
     await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
+    return true;
   }
 
   const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
@@ -234,6 +258,10 @@ export function createKeyAdmin(redis: Redis, config: GatewayConfig) {
           : { ...rest, key_sha256: sha256Hex(key) };
       });
       return { id, key };
+    },
+    /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */
+    updateConfig(next: GatewayConfig): void {
+      config = next;
     },
     /** Upserts every record of a YAML keys file; returns the ids. */
     async import(file: string): Promise<string[]> {

@@ -54,6 +54,9 @@ export function createRedisKeyStore(
   const cache = new Map<string, CacheEntry>();
   const inflight = new Map<string, Promise<KeyLookup>>();
   let subscribed = false;
+  // Bumped by every invalidation: a read that started before one must not cache what it read, or a
+  // change published while its reply was on the way would be undone for a whole TTL.
+  let generation = 0;
 
   subscriber.on('message', (_channel: string, message: string) => {
     try {
@@ -62,6 +65,7 @@ export function createRedisKeyStore(
     } catch {
       cache.clear();
     }
+    generation++;
   });
   // Messages sent while unsubscribed are lost: start from an empty cache on every (re)subscription.
   subscriber.on('ready', () => {
@@ -69,6 +73,7 @@ export function createRedisKeyStore(
       .subscribe(redisKeys.changes)
       .then(() => {
         cache.clear();
+        generation++;
         subscribed = true;
       })
       .catch((err: Error) => logger.warn({ err: err.message }, 'key change subscription failed'));
@@ -77,22 +82,24 @@ export function createRedisKeyStore(
     subscribed = false;
   });
 
-  function remember(hash: string, lookup: KeyLookup, ttlMs: number): KeyLookup {
+  function remember(hash: string, lookup: KeyLookup, ttlMs: number, readGeneration: number): KeyLookup {
+    if (readGeneration !== generation) return lookup; // invalidated while reading: answer, do not cache
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
     cache.set(hash, { lookup, expiresAt: Date.now() + (subscribed ? ttlMs : Math.min(ttlMs, UNSUBSCRIBED_TTL_MS)) });
     return lookup;
   }
 
   async function read(hash: string): Promise<KeyLookup> {
+    const started = generation;
     const id = await redis.get(redisKeys.byHash(hash));
-    if (id === null) return remember(hash, NOT_FOUND, negativeTtlMs);
+    if (id === null) return remember(hash, NOT_FOUND, negativeTtlMs, started);
     const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
     const now = Date.now();
-    if (!stored || !liveHashes(stored, now).includes(hash)) return remember(hash, NOT_FOUND, negativeTtlMs);
+    if (!stored || !liveHashes(stored, now).includes(hash)) return remember(hash, NOT_FOUND, negativeTtlMs, started);
     const lookup: KeyLookup = { kind: 'found', record: toKeyRecord(stored, config) };
     // A previous value stops working exactly when its grace ends, cached or not.
     const ttl = hash === stored.key_sha256 ? cacheTtlMs : Math.min(cacheTtlMs, (stored.previous_expires_at ?? now) - now);
-    return remember(hash, lookup, ttl);
+    return remember(hash, lookup, ttl, started);
   }
 
   return {
@@ -121,6 +128,7 @@ export function createRedisKeyStore(
     updateConfig(next) {
       config = next;
       cache.clear();
+      generation++;
     },
     async close() {
       cache.clear();

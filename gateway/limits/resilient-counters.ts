@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
+import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 
 const tagged = (decision: LimitDecision, store: 'shared' | 'local'): LimitDecision =>
@@ -29,23 +30,31 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
     degraded = false;
   };
 
-  async function withFallback(op: (c: Counters) => LimitDecision | Promise<LimitDecision>): Promise<LimitDecision> {
+  /** A command that timed out may still have run on Redis: the request may already be counted there. */
+  const timedOut = (err: unknown): boolean => /timed out/i.test(String((err as Error)?.message));
+
+  async function withFallback(op: 'consume' | 'peek', keyId: string, limits: Limits, nowMs?: number): Promise<LimitDecision> {
     if (redis.status !== 'ready' || Date.now() < usingLocalUntil) {
       if (redis.status !== 'ready') degrade(new Error(`redis ${redis.status}`));
-      return tagged(await op(local), 'local');
+      return tagged(await local[op](keyId, limits, nowMs), 'local');
     }
     try {
-      const decision = await op(shared);
+      const decision = await shared[op](keyId, limits, nowMs);
       recover();
       return tagged(decision, 'shared');
     } catch (err) {
       degrade(err);
-      return tagged(await op(local), 'local');
+      if (op === 'consume' && timedOut(err)) {
+        // Counting it again here would count it twice: decide by the local state without counting.
+        const peeked = await local.peek(keyId, limits, nowMs);
+        return tagged(peeked.kind === 'refused' ? peeked : { kind: 'allowed', windows: peeked.kind === 'allowed' ? peeked.windows : [] }, 'local');
+      }
+      return tagged(await local[op](keyId, limits, nowMs), 'local');
     }
   }
 
   return {
-    consume: (keyId, limits, nowMs) => withFallback((c) => c.consume(keyId, limits, nowMs)),
-    peek: (keyId, limits, nowMs) => withFallback((c) => c.peek(keyId, limits, nowMs)),
+    consume: (keyId, limits, nowMs) => withFallback('consume', keyId, limits, nowMs),
+    peek: (keyId, limits, nowMs) => withFallback('peek', keyId, limits, nowMs),
   };
 }

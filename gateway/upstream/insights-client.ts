@@ -15,8 +15,8 @@ export interface InsightsUpstream {
 
 /**
  * The insights area's upstream, when configured. Its answers pass through as JSON (the gateway does
- * not reshape them); a 404 is `not_found`, another 4xx is the caller's parameters (`invalid_parameter`,
- * naming the upstream's `parameter` when it gives one), failures map like the data service's.
+ * not reshape them); a 404 is `not_found`, another 4xx is the caller's query (`invalid_parameter`),
+ * failures map like the data service's.
  */
 export function createInsightsUpstream(url: string | undefined, timeoutMs: number, onFailure?: FailureObserver): InsightsUpstream {
   let current: { url: string; caller: JsonCaller } | undefined;
@@ -37,10 +37,8 @@ export function createInsightsUpstream(url: string | undefined, timeoutMs: numbe
       if (isFailure(answer)) return answer;
       if (answer.status >= 200 && answer.status < 300) return { kind: 'answer', body: answer.body };
       if (answer.status === 404) return { kind: 'not_found' };
-      if (answer.status >= 400 && answer.status < 500) {
-        const parameter = (answer.body as { parameter?: unknown } | null)?.parameter;
-        return { kind: 'refused', parameter: typeof parameter === 'string' ? parameter.slice(0, 128) : 'query' };
-      }
+      // Nothing of the upstream's body reaches the caller: its refusal is the caller's query.
+      if (answer.status >= 400 && answer.status < 500) return { kind: 'refused', parameter: 'query' };
       return { kind: 'server_error', status: answer.status };
     },
     update: connect,

@@ -2,6 +2,7 @@
  * SIGTERM under load: the gateway stops accepting, finishes every request already in flight, closes
  * its upstream and keep-alive sockets, and exits 0.
  */
+import net from 'node:net';
 import { Agent, request } from 'undici';
 import {
   DEFAULT_TIERS, makeTempDir, randomKeyValue, removeTempDirs, startGateway, startStub, writeGatewayConfig, writeKeysFile,
@@ -57,4 +58,39 @@ it('finishes every in-flight request, then exits 0', async () => {
   expect(await call()).toMatch(/ECONNREFUSED|UND_ERR_SOCKET|ECONNRESET/);
   expect(gateway.output.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
   await agent.close();
+});
+
+describe('a request that arrives during the drain', () => {
+  let second: Proc;
+  beforeAll(async () => {
+    const dir = makeTempDir();
+    second = await startGateway({
+      backendUrl: stub.url,
+      keysFile: writeKeysFile([{ id: 'drain', value, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' }], dir),
+      gatewayConfig: writeGatewayConfig(DEFAULT_TIERS, dir),
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await second?.stop();
+  });
+
+  it('is answered (with Connection: close), and the gateway still exits 0', async () => {
+    const socket = net.connect(second.port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+    const closed = new Promise((r) => socket.once('close', r));
+    // A request whose body is still coming when SIGTERM arrives…
+    socket.write(`GET /v1/ping HTTP/1.1\r\nHost: x\r\nx-api-key: ${value}\r\nContent-Length: 10\r\n\r\n12345`);
+    await new Promise((r) => setTimeout(r, 100));
+    const exited = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
+    second.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    // …then the rest of it, and a second request on the same connection (answered synchronously: 404).
+    socket.write('67890GET /nope HTTP/1.1\r\nHost: x\r\n\r\n');
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(received).toMatch(/[Cc]onnection: close/);
+    expect(await exited).toBe(0);
+  });
 });

@@ -11,6 +11,8 @@ import {
   awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
   writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
+import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { ROOT } from '../kit/processes';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
@@ -208,6 +210,22 @@ describe('key changes reach every instance within one second', () => {
 });
 
 describe('operator tools', () => {
+  it('two processes creating the same id at once: one key, one refusal, no orphaned value', async () => {
+    const config = loadGatewayConfig(path.join(ROOT, 'config/gateway.yaml'));
+    const clients = [new Redis(redisServer.url), new Redis(redisServer.url)];
+    try {
+      const results = await Promise.allSettled(
+        clients.map((c) => createKeyAdmin(c, config).create({ id: 'raced', tier: 'standard', countries: ['GB'], address: '127.0.0.1' })),
+      );
+      const created = results.filter((r): r is PromiseFulfilledResult<{ id: string; key: string }> => r.status === 'fulfilled');
+      expect(created).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+      for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', created[0]!.value.key)).status).toBe(200);
+    } finally {
+      for (const c of clients) c.disconnect();
+    }
+  });
+
   it('the CLI prints a created key once, stores only its hash, and refuses bad input with one line', async () => {
     const value = await createKey(['--id', 'cli-shape', '--tier', 'advanced', '--countries', 'gb,fr', '--address', '::ffff:127.0.0.1']);
     expect(value).toMatch(/^plk_[0-9A-Za-z]{49}$/);
@@ -254,6 +272,16 @@ describe('operator tools', () => {
     }
     expect(JSON.parse(show)).toMatchObject({ limits: { per_minute: 7 } });
     expect((await admin('GET', '/admin/keys/none')).status).toBe(404);
+    // A caller's mistake is a 4xx from the catalogue, never a 500.
+    expect((await admin('GET', '/admin/keys/%ZZ')).status).toBe(404);
+    expect((await admin('GET', '/admin/keys/api-shape/frobnicate')).status).toBe(404);
+    const gzipped = await fetch(`${adminUrl}/admin/keys/api-shape`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: '{"tier":"advanced"}',
+    });
+    expect(gzipped.status).toBe(400);
+    expect(await gzipped.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'body' });
     const bad = await admin('POST', '/admin/keys', { id: 'bad', tier: 'standard', countries: ['GB'], address: 'nowhere' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'address' });
