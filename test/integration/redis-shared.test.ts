@@ -37,7 +37,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr })); // 'close': all output read
   });
 }
 

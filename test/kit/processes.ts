@@ -30,7 +30,7 @@ export function startNodeScript(scriptPath: string, env: Record<string, string>,
   });
   const output: string[] = [];
   let exited: number | null | undefined;
-  const exitPromise = new Promise<number | null>((resolve) => child.on('exit', (code) => { exited = code; resolve(code); }));
+  const exitPromise = new Promise<number | null>((resolve) => child.on('close', (code) => { exited = code; resolve(code); }));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${script} did not start:\n${output.join('\n')}`)); }, timeoutMs);
     const onLine = (line: string): void => {
@@ -77,6 +77,7 @@ export function runToExit(script: string, env: Record<string, string>, timeoutMs
     child.stdout.on('data', (d) => { stdout += d; });
     child.stderr.on('data', (d) => { stderr += d; });
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${script} did not exit`)); }, timeoutMs);
-    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    // 'close', not 'exit': the output pipes may still hold data when the process has exited.
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
   });
 }
