@@ -12,11 +12,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 
 /**
  * Writes an error answer made from the catalogue: the contract's body, `Cache-Control: no-store`,
- * `Retry-After` on 429 and 503 (whole seconds, at least 1), `Allow: GET` on 405.
+ * `Retry-After` on 429 and 503 (whole seconds, at least 1), `Allow` on 405 (the public surface: GET).
  */
-export function sendError(res: ServerResponse, err: ApiError): void {
+export function sendError(res: ServerResponse, err: ApiError, allow = 'GET'): void {
   res.setHeader('Cache-Control', 'no-store');
   if (err.status === 429 || err.status === 503) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1))));
-  if (err.status === 405) res.setHeader('Allow', 'GET');
+  if (err.status === 405) res.setHeader('Allow', allow);
   sendJson(res, err.status, errorBody(err));
 }

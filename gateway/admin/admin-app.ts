@@ -52,10 +52,16 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
 
-  const paths = ['/admin/keys', '/admin/keys/:id', '/admin/keys/:id/usage', ...['pause', 'settle', 'revoke', 'roll'].map((a) => `/admin/keys/:id/${a}`)];
-  app.all(paths, () => {
-    throw new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.');
-  });
+  // Any other method on a known path: 405 naming the methods that path takes.
+  const methodsByPath: Record<string, string> = {
+    '/admin/keys': 'GET, POST',
+    '/admin/keys/:id': 'GET, PATCH',
+    '/admin/keys/:id/usage': 'GET',
+    ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
+  };
+  for (const [path, allow] of Object.entries(methodsByPath)) {
+    app.all(path, (_req, res) => sendError(res, new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.'), allow));
+  }
   app.use(() => {
     throw new ApiError('not_found');
   });

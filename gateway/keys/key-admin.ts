@@ -40,8 +40,6 @@ const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: tr
   per_month: z.number().int().positive().optional(),
 }).strict();
 const PauseReason = z.enum(['unpaid_renewal', 'payment_dispute']);
-export type CreateInput = z.input<typeof CreateSchema>;
-export type SetInput = z.input<typeof SetSchema>;
 
 /** Validates operator input; a bad field is 400 `invalid_parameter` naming it. */
 function parseInput<S extends z.ZodTypeAny>(schema: S, input: unknown): z.infer<S> {
@@ -208,8 +206,8 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       const stored = await load(id);
       const limits = toKeyRecord(stored, config).limits;
       const now = Date.now();
-      const keys = counterKeys(id, now);
       const bounds = windowsAt(now);
+      const keys = counterKeys(id, bounds);
       const [minute, day, month] = (await redis.mget(keys.minute, keys.day, keys.month)).map((v) => Number(v ?? 0));
       const row = (window: 'minute' | 'day' | 'month', used: number, limit: number) => ({
         window, used, limit, remaining: Math.max(0, limit - used), resets_at: new Date(bounds[window].reset).toISOString(),

@@ -1,6 +1,6 @@
 import type { Limits } from '../config/gateway-config';
 import type { LimitDecision, WindowState } from './counters';
-import { secondsUntil, windowsAt, type WindowName } from './windows';
+import { secondsUntil, type WindowBounds, type WindowName } from './windows';
 
 export type WindowCounts = Readonly<Record<WindowName, number>>;
 
@@ -12,8 +12,13 @@ const limitOf = (limits: Limits, name: WindowName): number =>
  * memory and Redis counters share it, so both refuse and report identically.
  * `counted` says whether the request was counted (then remaining is one less).
  */
-export function decide(used: WindowCounts, limits: Limits, nowMs: number, counted: boolean): LimitDecision {
-  const bounds = windowsAt(nowMs);
+export function decide(
+  used: WindowCounts,
+  limits: Limits,
+  nowMs: number,
+  counted: boolean,
+  bounds: Readonly<Record<WindowName, WindowBounds>>,
+): LimitDecision {
   const windows: WindowState[] = (['minute', 'day', 'month'] as const).map((name) => {
     const limit = limitOf(limits, name);
     const after = used[name] + (counted ? 1 : 0);

@@ -1,7 +1,7 @@
 import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 import { decide, hasRoom, type WindowCounts } from './decide';
-import { windowsAt, type WindowName } from './windows';
+import { windowsAt, type WindowBounds, type WindowName } from './windows';
 
 interface KeyWindows {
   starts: Record<WindowName, number>;
@@ -24,8 +24,8 @@ export interface MemoryCounters extends Counters {
 export function createMemoryCounters(): MemoryCounters {
   const byKey = new Map<string, KeyWindows>();
 
-  function current(keyId: string, nowMs: number): KeyWindows {
-    const bounds = windowsAt(nowMs);
+  /** The key's counters, rolled over to the windows `bounds` (of the request's instant). */
+  function current(keyId: string, bounds: Record<WindowName, WindowBounds>): KeyWindows {
     let entry = byKey.get(keyId);
     if (!entry) {
       entry = {
@@ -45,17 +45,18 @@ export function createMemoryCounters(): MemoryCounters {
 
   return {
     consume(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
-      const entry = current(keyId, nowMs);
+      const bounds = windowsAt(nowMs);
+      const entry = current(keyId, bounds);
       const used: WindowCounts = { ...entry.counts };
-      if (!hasRoom(used, limits)) return decide(used, limits, nowMs, false);
+      if (!hasRoom(used, limits)) return decide(used, limits, nowMs, false, bounds);
       entry.counts.minute++;
       entry.counts.day++;
       entry.counts.month++;
-      return decide(used, limits, nowMs, true);
+      return decide(used, limits, nowMs, true, bounds);
     },
     peek(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
-      const entry = current(keyId, nowMs);
-      return decide({ ...entry.counts }, limits, nowMs, false);
+      const bounds = windowsAt(nowMs);
+      return decide({ ...current(keyId, bounds).counts }, limits, nowMs, false, bounds);
     },
   };
 }

@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 import { decide } from './decide';
-import { windowsAt } from './windows';
+import { windowsAt, type WindowBounds, type WindowName } from './windows';
 
 /**
  * Checks the three windows and, when all have room, counts the request in all three: one atomic
@@ -38,8 +38,7 @@ type ConsumeCommand = (
  * Counter key names. The `{keyId}` hash tag puts a key's three counters in one Redis Cluster slot,
  * so the script runs unchanged on a cluster.
  */
-export function counterKeys(keyId: string, nowMs: number): { minute: string; day: string; month: string } {
-  const w = windowsAt(nowMs);
+export function counterKeys(keyId: string, w: Readonly<Record<WindowName, WindowBounds>>): { minute: string; day: string; month: string } {
   return {
     minute: `lgw:{${keyId}}:minute:${w.minute.start}`,
     day: `lgw:{${keyId}}:day:${w.day.start}`,
@@ -57,15 +56,15 @@ export function createRedisCounters(redis: Redis): Counters {
   const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
 
   async function call(keyId: string, limits: Limits, nowMs: number, consume: boolean): Promise<LimitDecision> {
-    const keys = counterKeys(keyId, nowMs);
     const w = windowsAt(nowMs);
+    const keys = counterKeys(keyId, w);
     const [counted, minute, day, month] = await run(
       keys.minute, keys.day, keys.month,
       limits.perMinute, limits.perDay, limits.perMonth,
       w.minute.reset + EXPIRY_SLACK_MS, w.day.reset + EXPIRY_SLACK_MS, w.month.reset + EXPIRY_SLACK_MS,
       consume ? '1' : '0',
     );
-    return decide({ minute, day, month }, limits, nowMs, counted === 1);
+    return decide({ minute, day, month }, limits, nowMs, counted === 1, w);
   }
 
   return {

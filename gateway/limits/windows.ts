@@ -1,6 +1,5 @@
 /** The three limit windows. All are UTC calendar windows: the minute, the day, the month. */
 export type WindowName = 'minute' | 'day' | 'month';
-export const WINDOW_NAMES: readonly WindowName[] = ['minute', 'day', 'month'];
 
 export interface WindowBounds {
   /** Start of the window, ms since the epoch; identifies the window. */

@@ -111,9 +111,3 @@ const NO_PARAMETERS: ReadonlySet<string> = new Set();
 /** `{id}` of `/v1/properties/{id}` after percent-decoding: 1..128 of `A-Z a-z 0-9 . _ ~ -`, not `.` or `..`. */
 const LISTING_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 export const isListingId = (id: string): boolean => LISTING_ID.test(id) && id !== '.' && id !== '..';
-
-/** The raw query string of a request URL (without the `?`). */
-export function rawQueryOf(url: string): string {
-  const q = url.indexOf('?');
-  return q < 0 ? '' : url.slice(q + 1);
-}
