@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import {
+  UNLIMITED,
   allPropertyNames,
   ERROR_CATALOGUE,
   linesWithSecrets,
@@ -34,7 +35,7 @@ const KEYS: KeySpec[] = [
     countries: ['GB', 'FR'],
     address: '127.0.0.1',
     status: 'active',
-    limits: { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 },
+    limits: UNLIMITED,
   },
   {
     id: 'paste',

@@ -10,9 +10,8 @@ import {
   writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
+import { keyProvisioner } from '../kit/redis-keys';
 import { startRedis, type RedisServer } from '../kit/redis-server';
-import { createKeyAdmin } from '../../gateway/keys/key-admin';
-import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 
 const COMMAND_TIMEOUT_MS = 200;
 const UPSTREAM_TIMEOUT_MS = 2000;
@@ -22,12 +21,13 @@ let backend: Proc;
 let gateways: Proc[] = [];
 let gatewayConfigFile: string;
 
+/** Creates keys in Redis on a connection of its own; returns their values by id. */
 async function provision(ids: string[]): Promise<Record<string, string>> {
   const client = new Redis(redisServer.url);
   try {
-    const admin = createKeyAdmin(client, loadGatewayConfig(gatewayConfigFile));
+    const create = keyProvisioner(client, gatewayConfigFile);
     const values: Record<string, string> = {};
-    for (const id of ids) values[id] = (await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', per_minute: 100000, per_day: 1000000 })).key;
+    for (const id of ids) values[id] = await create(id);
     return values;
   } finally {
     client.disconnect();

@@ -17,7 +17,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import Redis from 'ioredis';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
-import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import {
   awayFromMinuteEdge,
   expectError,
@@ -37,6 +36,8 @@ import {
   type Answer,
   type Proc,
 } from '../kit/gateway-stack';
+import { createKeyAdmin } from '../../gateway/keys/key-admin';
+import { keyProvisioner } from '../kit/redis-keys';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
 
@@ -56,12 +57,8 @@ let gatewayConfigFile: string;
 let gateways: Proc[] = [];
 const keyValues: string[] = [];
 
-async function provision(id: string, limits: { per_minute?: number; per_day?: number; per_month?: number } = {}): Promise<string> {
-  const admin = createKeyAdmin(direct, loadGatewayConfig(gatewayConfigFile));
-  const { key } = await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000, ...limits });
-  keyValues.push(key);
-  return key;
-}
+const provision = (id: string, limits: { per_minute?: number; per_day?: number; per_month?: number } = {}): Promise<string> =>
+  keyProvisioner(direct, gatewayConfigFile, (value) => keyValues.push(value))(id, limits);
 
 beforeAll(async () => {
   redisServer = await startRedis();

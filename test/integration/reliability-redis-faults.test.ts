@@ -11,8 +11,6 @@
  * ready while Redis is unreachable at start-up, and no key value in any log line or Redis command.
  */
 import Redis from 'ioredis';
-import { loadGatewayConfig } from '../../gateway/config/gateway-config';
-import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import {
   awayFromMinuteEdge,
   expectError,
@@ -31,6 +29,7 @@ import {
   type Proc,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
+import { keyProvisioner } from '../kit/redis-keys';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
 import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
@@ -59,12 +58,8 @@ const env = (proxyPort: number): Record<string, string> => ({
 });
 
 /** Creates keys in Redis (directly, not through the proxy); returns their values. */
-async function provision(id: string, limits: { per_minute?: number; per_day?: number; per_month?: number } = {}): Promise<string> {
-  const admin = createKeyAdmin(direct, loadGatewayConfig(gatewayConfigFile));
-  const { key } = await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000, ...limits });
-  keyValues.push(key);
-  return key;
-}
+const provision = (id: string, limits: { per_minute?: number; per_day?: number; per_month?: number } = {}): Promise<string> =>
+  keyProvisioner(direct, gatewayConfigFile, (value) => keyValues.push(value))(id, limits);
 
 beforeAll(async () => {
   redisServer = await startRedis();

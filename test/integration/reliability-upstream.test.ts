@@ -13,6 +13,7 @@
  */
 import http from 'node:http';
 import {
+  UNLIMITED,
   expectError,
   expectKeyedSuccess,
   randomKeyValue,
@@ -37,7 +38,7 @@ const KEYS: KeySpec[] = [
     countries: ['GB', 'FR'],
     address: '127.0.0.1',
     status: 'active',
-    limits: { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 },
+    limits: UNLIMITED,
   },
 ];
 

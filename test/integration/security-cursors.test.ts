@@ -18,6 +18,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { cursorKeyId, filtersHash, type CursorFilters } from '../../gateway/cursor/cursor-codec';
 import {
+  UNLIMITED,
   cursorSecret,
   expectError,
   expectKeyedSuccess,
@@ -30,8 +31,7 @@ import {
 } from '../kit/gateway-stack';
 import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
 
-const BIG = { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 };
-const key = (id: string): KeySpec => ({ id, value: randomKeyValue(id), tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: BIG });
+const key = (id: string): KeySpec => ({ id, value: randomKeyValue(id), tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: UNLIMITED });
 
 const SECRET = cursorSecret();
 const PREVIOUS = cursorSecret();

@@ -10,6 +10,7 @@
  */
 import net from 'node:net';
 import {
+  UNLIMITED,
   expectKeyedSuccess,
   randomKeyValue,
   send,
@@ -29,7 +30,7 @@ const KEY: KeySpec = {
   countries: ['GB'],
   address: '127.0.0.1',
   status: 'active',
-  limits: { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 },
+  limits: UNLIMITED,
 };
 
 let stub: StubUpstream;

@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import net from 'node:net';
 import { stringify } from 'yaml';
 import {
+  UNLIMITED,
   DEFAULT_TIERS,
   ERROR_CATALOGUE,
   expectError,
@@ -37,11 +38,10 @@ import { startStubUpstream, type StubUpstream, type UpstreamRequest } from '../k
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_207);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
-const BIG = { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 };
 
 const KEYS: KeySpec[] = [
-  { id: 'std', value: randomKeyValue('std'), tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: BIG },
-  { id: 'adv', value: randomKeyValue('adv'), tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: BIG },
+  { id: 'std', value: randomKeyValue('std'), tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: UNLIMITED },
+  { id: 'adv', value: randomKeyValue('adv'), tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED },
 ];
 const STD = KEYS[0]!.value;
 const ADV = KEYS[1]!.value;

@@ -16,6 +16,7 @@
 import net from 'node:net';
 import { stringify } from 'yaml';
 import {
+  UNLIMITED,
   DEFAULT_TIERS,
   ERROR_CATALOGUE,
   expectError,
@@ -36,7 +37,6 @@ import {
 } from '../kit/gateway-stack';
 import { startStubUpstream, UPSTREAM_SECRET_MARKERS, type StubUpstream } from '../kit/stub-upstream';
 
-const BIG = { per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 };
 const key = (id: string, over: Partial<KeySpec> = {}): KeySpec => ({
   id,
   value: randomKeyValue(id),
@@ -44,7 +44,7 @@ const key = (id: string, over: Partial<KeySpec> = {}): KeySpec => ({
   countries: ['GB'],
   address: '127.0.0.1',
   status: 'active',
-  limits: BIG,
+  limits: UNLIMITED,
   ...over,
 });
 const KEYS: KeySpec[] = [

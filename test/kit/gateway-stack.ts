@@ -63,6 +63,9 @@ export interface KeySpec {
 /** Values shorter than this (e.g. a 1-character imported key) are too common to search for in text. */
 export const MIN_SEARCHABLE_SECRET = 12;
 
+/** Limits no test reaches: for keys whose tests are about something else than limits. */
+export const UNLIMITED = Object.freeze({ per_minute: 1_000_000, per_day: 10_000_000, per_month: 100_000_000 });
+
 export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /** An "imported" key value (no project prefix): any format authenticates by its hash. */
