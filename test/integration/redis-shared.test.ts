@@ -285,5 +285,30 @@ describe('operator tools', () => {
     const bad = await admin('POST', '/admin/keys', { id: 'bad', tier: 'standard', countries: ['GB'], address: 'nowhere' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'address' });
+    const wrongMethod = await admin('DELETE', '/admin/keys/api-shape');
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH');
+  });
+
+  it('the admin API rolls a key (201 {id, key}; the old value works during the grace) and reports usage', async () => {
+    const created = (await (await admin('POST', '/admin/keys', { id: 'api-roll', tier: 'standard', countries: ['GB'], address: '127.0.0.1' })).json()) as { key: string };
+    for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', created.key)).status).toBe(200);
+    const rolled = await admin('POST', '/admin/keys/api-roll/roll', { grace_seconds: 60 });
+    expect(rolled.status).toBe(201);
+    const body = (await rolled.json()) as { id: string; key: string };
+    expect(Object.keys(body).sort()).toEqual(['id', 'key']);
+    expect(body.id).toBe('api-roll');
+    expect(body.key).toMatch(/^plk_/);
+    for (const g of gateways) {
+      expect((await getWithKey(g.url, '/v1/ping', body.key)).status).toBe(200);
+      expect((await getWithKey(g.url, '/v1/ping', created.key)).status).toBe(200);
+    }
+    const shown = (await (await admin('GET', '/admin/keys/api-roll')).json()) as { previous_key_valid_until?: string };
+    expect(Date.parse(shown.previous_key_valid_until!)).toBeGreaterThan(Date.now() + 50_000);
+    expect((await admin('POST', '/admin/keys/api-roll/roll', { grace_seconds: -1 })).status).toBe(400);
+    const usage = (await (await admin('GET', '/admin/keys/api-roll/usage')).json()) as { id: string; windows: Array<{ window: string; used: number; limit: number; resets_at: string }> };
+    expect(usage.id).toBe('api-roll');
+    expect(usage.windows.map((w) => w.window)).toEqual(['minute', 'day', 'month']);
+    expect(usage.windows[1]!.used).toBe(9); // one ping per instance before the roll, two after: each counted once
   });
 });
