@@ -30,6 +30,8 @@ beforeAll(async () => {
   const gatewayConfig = writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS }), dir);
   gateway = await startGateway({ backendUrl: backend.url, keysFile, gatewayConfig, env: { OPS_PORT: '0' } });
   opsUrl = await announcedUrl(gateway, 'ops listening');
+  // Loopback unless OPS_HOST says otherwise.
+  expect(gateway.output.find((l) => l.includes('"ops listening"'))).toContain('"host":"127.0.0.1"');
 }, 30_000);
 
 afterAll(async () => {

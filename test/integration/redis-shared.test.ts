@@ -74,6 +74,8 @@ beforeAll(async () => {
     ),
   );
   adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  // Loopback unless ADMIN_HOST says otherwise.
+  expect(gateways[0]!.output.find((l) => l.includes('"admin api listening"'))).toContain('"host":"127.0.0.1"');
 }, 60_000);
 
 afterAll(async () => {
@@ -240,7 +242,14 @@ describe('operator tools', () => {
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
-    // import upserts every record of a keys file: the imported key authenticates on every instance.
+    // set changes a record in place; a bad value is one line and exit 1.
+    const set = await cli(['set', 'cli-shape', '--countries', 'GB,de', '--per-minute', '9']);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ countries: ['GB', 'DE'], limits: { per_minute: 9 }, limit_overrides: { per_minute: 9 } });
+    const badSet = await cli(['set', 'cli-shape', '--per-minute', 'lots']);
+    expect(badSet.code).toBe(1);
+    expect(badSet.stderr.trim().split('\n')).toHaveLength(1);
+        // import upserts every record of a keys file: the imported key authenticates on every instance.
     const importedValue = `imported-${Date.now()}`;
     const file = writeKeysFile([{ id: 'imported', value: importedValue, tier: 'standard', countries: ['FR'], address: '127.0.0.1', status: 'active' }]);
     const imported = await cli(['import', file]);
