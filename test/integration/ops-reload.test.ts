@@ -24,11 +24,11 @@ function replaceFile(file: string, text: string): void {
   fs.renameSync(`${file}.tmp`, file);
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 3000): Promise<number> {
+async function until(check: () => Promise<boolean>, timeoutMs = 3000, intervalMs = 20): Promise<number> {
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
     if (await check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error('condition not reached');
 }
@@ -103,6 +103,7 @@ it('honours a rotated key: the previous value works until its expiry, the new on
   const ping = await getWithKey(gateway.url, '/v1/ping', steady.value);
   expect(ping.status).toBe(200);
   expect(ping.body.key_id).toBe('steady');
-  await until(async () => (await getWithKey(gateway.url, '/v1/ping', steady.value)).status === 401, 12_000);
+  // Polled slowly: the key's per-minute limit must not be what ends the old value.
+  await until(async () => (await getWithKey(gateway.url, '/v1/ping', steady.value)).status === 401, 12_000, 250);
   expect((await getWithKey(gateway.url, '/v1/ping', next)).status).toBe(200);
 });
