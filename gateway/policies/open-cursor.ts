@@ -16,9 +16,8 @@ export function openCursor(cursors: CursorCodec): Step {
     };
     ctx.cursorFilters = filters;
     if (query.cursor === undefined) return;
-    return cursors.open(query.cursor, ctx.key!.id, filters).then((check) => {
-      if (check.kind === 'invalid') throw new ApiError('invalid_cursor');
-      ctx.cursorPosition = check.position;
-    });
+    const check = cursors.open(query.cursor, ctx.key!.id, filters);
+    if (check.kind === 'invalid') throw new ApiError('invalid_cursor');
+    ctx.cursorPosition = check.position;
   };
 }

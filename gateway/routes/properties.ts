@@ -27,7 +27,7 @@ export function listProperties(stores: ListingStores, cursors: CursorCodec): Ste
       callContext(ctx),
     );
     if (page.kind !== 'page') throw errorForUpstream(page);
-    const nextCursor = page.nextAfter === null ? null : await cursors.issue(ctx.key!.id, filters, page.nextAfter);
+    const nextCursor = page.nextAfter === null ? null : cursors.issue(ctx.key!.id, filters, page.nextAfter);
     sendJson(ctx.res, 200, { data: page.items, next_cursor: nextCursor });
   };
 }
