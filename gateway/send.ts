@@ -3,7 +3,11 @@ import { ApiError, errorBody } from './errors';
 
 /** Writes a JSON answer with an exact Content-Length. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+/** Writes JSON text already serialised (valid JSON is the caller's guarantee). */
+export function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

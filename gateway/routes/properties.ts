@@ -1,7 +1,7 @@
 import type { CursorCodec } from '../cursor/cursor-codec';
 import { ApiError } from '../errors';
 import type { Step } from '../pipeline';
-import { sendJson } from '../send';
+import { sendJson, sendJsonText } from '../send';
 import type { ListingStores } from '../upstream/listing-stores';
 import type { ListingsClient } from '../upstream/listings-client';
 import { errorForUpstream } from '../upstream/outcome';
@@ -28,7 +28,8 @@ export function listProperties(stores: ListingStores, cursors: CursorCodec): Ste
     );
     if (page.kind !== 'page') throw errorForUpstream(page);
     const nextCursor = page.nextAfter === null ? null : cursors.issue(ctx.key!.id, filters, page.nextAfter);
-    sendJson(ctx.res, 200, { data: page.items, next_cursor: nextCursor });
+    // The envelope around the listings' JSON text (see page-json.ts); a cursor is base64url and dots.
+    sendJsonText(ctx.res, 200, `{"data":${page.itemsJson},"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`);
   };
 }
 

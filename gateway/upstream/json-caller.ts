@@ -30,8 +30,8 @@ export interface CallContext {
 /** The abort reason of a call that ran out of time. */
 export const TIMED_OUT = new Error('upstream timed out');
 
-/** A JSON answer of any status, or the failure that prevented one. */
-export type JsonAnswer = { readonly status: number; readonly body: unknown } | UpstreamFailure;
+/** A JSON answer of any status (parsed, and the text it was parsed from), or the failure that prevented one. */
+export type JsonAnswer = { readonly status: number; readonly body: unknown; readonly text: string } | UpstreamFailure;
 
 export interface JsonCaller {
   get(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer>;
@@ -94,7 +94,7 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
       }
       if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
       try {
-        return { status, body: JSON.parse(text) as unknown };
+        return { status, body: JSON.parse(text) as unknown, text };
       } catch {
         return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
       }

@@ -1,5 +1,6 @@
 import { createJsonCaller, isFailure, type CallContext, type FailureObserver } from './json-caller';
 import type { UpstreamFailure } from './outcome';
+import { passThroughItems } from './page-json';
 
 export type { CallContext };
 
@@ -14,7 +15,8 @@ export interface PageRequest {
   readonly after?: string;
 }
 
-export type PageResult = { readonly kind: 'page'; readonly items: Listing[]; readonly nextAfter: string | null } | UpstreamFailure;
+/** A page: its published listings as a JSON array text (ready to send), and where the next page starts. */
+export type PageResult = { readonly kind: 'page'; readonly itemsJson: string; readonly nextAfter: string | null } | UpstreamFailure;
 export type ItemResult = { readonly kind: 'item'; readonly item: Listing } | UpstreamFailure;
 
 export interface ListingsClient {
@@ -66,13 +68,13 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
       if (answer.status !== 200) return { kind: 'server_error', status: answer.status };
       const body = answer.body as { items?: unknown; next_after?: unknown };
       if (!Array.isArray(body.items) || !(typeof body.next_after === 'string' || body.next_after === null)) return { kind: 'unreadable' };
-      const items: Listing[] = [];
-      for (const item of body.items) {
-        if (!isListing(item)) return { kind: 'unreadable' };
-        if (item.withdrawn === true) continue; // never a withdrawn listing, whatever the store sends
-        items.push(publicListing(item));
-      }
-      return { kind: 'page', items, nextAfter: body.next_after };
+      for (const item of body.items) if (!isListing(item)) return { kind: 'unreadable' };
+      const page = body as { items: Listing[]; next_after: string | null };
+      // The store's own text when it is provably the clean items array; else the cleaned items.
+      const itemsJson =
+        passThroughItems(answer.text, page) ??
+        JSON.stringify(page.items.filter((item) => item.withdrawn !== true).map(publicListing)); // never a withdrawn listing, whatever the store sends
+      return { kind: 'page', itemsJson, nextAfter: page.next_after };
     },
 
     async getListing(country, id, ctx) {
