@@ -16,6 +16,7 @@ import Redis from 'ioredis';
 import { stringify } from 'yaml';
 import { loadGatewayConfig } from '../gateway/config/gateway-config';
 import { createKeyAdmin } from '../gateway/keys/key-admin';
+import { redisKeys } from '../gateway/keys/redis-layout';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
@@ -31,14 +32,35 @@ const running: RunningProcess[] = [];
 const sha256 = (v: string): string => createHash('sha256').update(v).digest('hex');
 const unlimited = { per_minute: 1_000_000_000, per_day: 1_000_000_000, per_month: 1_000_000_000 };
 
+/** The value of filler key `i` of the key-store scale test (bound to 127.0.0.1, so the bench can use them). */
+const fillerValue = (i: number): string => `filler-${i}-${KEY_VALUE}`;
+const fillerRecord = (i: number) => ({ id: `k${i}`, key_sha256: sha256(fillerValue(i)), tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: { ...unlimited } });
+
 function keysFile(extra: number): string {
   const keys = [{ id: 'bench', key_sha256: sha256(KEY_VALUE), tier: 'advanced', countries: ['GB', 'FR', 'DE'], address: '127.0.0.1', status: 'active', limits: unlimited }];
-  for (let i = 0; i < extra; i++) {
-    keys.push({ id: `k${i}`, key_sha256: sha256(`filler-${i}`), tier: 'standard', countries: ['GB'], address: '10.0.0.1', status: 'active', limits: { ...unlimited } });
-  }
+  for (let i = 0; i < extra; i++) keys.push(fillerRecord(i));
   const file = path.join(tmp, `keys-${extra}.yaml`);
   writeFileSync(file, stringify({ keys }));
   return file;
+}
+
+/**
+ * Writes `count` filler records straight into Redis in the key store's layout (pipelined), as
+ * `keys import` would leave them: the benchmark measures the gateway with 100,000 stored keys, not
+ * the import (which checks and announces each key on its own, and takes minutes for 100,000).
+ */
+async function fillRedisKeys(redis: Redis, count: number): Promise<void> {
+  const now = new Date().toISOString();
+  for (let start = 0; start < count; start += 5000) {
+    const batch = redis.pipeline();
+    for (let i = start; i < Math.min(count, start + 5000); i++) {
+      const record = fillerRecord(i);
+      batch.set(redisKeys.record(record.id), JSON.stringify({ ...record, created_at: now, updated_at: now }));
+      batch.set(redisKeys.byHash(record.key_sha256), record.id);
+      batch.sadd(redisKeys.ids, record.id);
+    }
+    await batch.exec();
+  }
 }
 
 /** Drains a process's output once it listens: the benchmark must not buffer a million log lines. */
@@ -60,11 +82,15 @@ const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync
 
 interface Measure { rps: number; p50: number; p99: number; cpuUs?: number; rssMb?: number; non2xx: number }
 
-async function drive(url: string, connections: number, pid?: number, seconds = SECONDS): Promise<Measure> {
-  const headers = { 'x-api-key': KEY_VALUE };
-  await autocannon({ url, connections, duration: 1, headers }); // warm-up: JIT, pools, caches
+async function drive(url: string, connections: number, pid?: number, seconds = SECONDS, keyValues: readonly string[] = [KEY_VALUE]): Promise<Measure> {
+  // One key: its header on every request. Several: each connection walks through them in turn.
+  const target = new URL(url);
+  const load = keyValues.length === 1
+    ? { headers: { 'x-api-key': keyValues[0]! } }
+    : { requests: keyValues.map((value) => ({ method: 'GET' as const, path: target.pathname + target.search, headers: { 'x-api-key': value } })) };
+  await autocannon({ url, connections, duration: 1, ...load }); // warm-up: JIT, pools, caches
   const cpuBefore = pid ? cpuSeconds(pid) : 0;
-  const result = await autocannon({ url, connections, duration: seconds, headers });
+  const result = await autocannon({ url, connections, duration: seconds, ...load });
   const cpu = pid ? cpuSeconds(pid) - cpuBefore : 0;
   return {
     rps: result.requests.average,
@@ -168,12 +194,28 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`  page depth (c=10): page 1 ${depth.page1.rps.toFixed(0)} req/s, page 2 ${depth.page2.rps.toFixed(0)} req/s, page 1,000 ${depth.page1000.rps.toFixed(0)} req/s; CPU µs/req ${depth.page2.cpuUs!.toFixed(0)} vs ${depth.page1000.cpuUs!.toFixed(0)}\n`);
 
-  // Key-store scale: 100,000 keys in the YAML file.
-  const big = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keysFile(100_000) });
-  const cursorBig = await firstCursorAt(big.proc.url, 2);
-  const scale = { startMs: big.startMs, smallStartMs: embedded.startMs, measure: await drive(`${big.proc.url}/v1/properties?${PAGE}&cursor=${cursorBig}`, 10, big.proc.child.pid) };
-  const small10 = rows.find((r) => r.config.startsWith('gateway, embedded') && r.concurrency === 10)!;
-  process.stdout.write(`  100,000 keys: start-up ${scale.startMs} ms (1 key: ${scale.smallStartMs} ms), ${scale.measure.rps.toFixed(0)} req/s, ${scale.measure.cpuUs!.toFixed(0)} µs CPU/req (1 key: ${small10.cpuUs!.toFixed(0)}), RSS ${scale.measure.rssMb!.toFixed(0)} MB\n`);
+  // Key-store scale: 100,000 keys in the YAML file, and 100,000 keys in Redis (the store meant for
+  // large key sets). First page at c=10, requests spread over 1,000 of the keys, against one key.
+  const SCALE_KEYS = 100_000;
+  const spread = Array.from({ length: 1000 }, (_, i) => fillerValue(Math.floor((i * SCALE_KEYS) / 1000)));
+  const firstPage = `/v1/properties?${PAGE}`;
+  const fileScale = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keysFile(SCALE_KEYS) });
+  const fileMeasure = await drive(`${fileScale.proc.url}${firstPage}`, 10, fileScale.proc.child.pid, SECONDS, spread);
+  await fileScale.proc.stop();
+  await fillRedisKeys(redis, SCALE_KEYS);
+  const redisScale = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keys1, REDIS_URL: redisServer.url, KEY_STORE: 'redis' });
+  const redisMeasure = await drive(`${redisScale.proc.url}${firstPage}`, 10, redisScale.proc.child.pid, SECONDS, spread);
+  const redisOneKey = await drive(`${withRedis.proc.url}${firstPage}`, 10, withRedis.proc.child.pid);
+  const scale = {
+    keys: SCALE_KEYS,
+    oneKey: { startMs: embedded.startMs, measure: depth.page1 },
+    redisOneKey: { startMs: withRedis.startMs, measure: redisOneKey },
+    file: { startMs: fileScale.startMs, measure: fileMeasure },
+    redis: { startMs: redisScale.startMs, measure: redisMeasure },
+  };
+  process.stdout.write(`  ${SCALE_KEYS} keys, first page c=10 over 1,000 keys: file store start-up ${scale.file.startMs} ms, ${fileMeasure.cpuUs!.toFixed(0)} µs CPU/req, RSS ${fileMeasure.rssMb!.toFixed(0)} MB; ` +
+    `Redis store start-up ${scale.redis.startMs} ms, ${redisMeasure.cpuUs!.toFixed(0)} µs CPU/req, RSS ${redisMeasure.rssMb!.toFixed(0)} MB; ` +
+    `one key: file ${depth.page1.cpuUs!.toFixed(0)}, Redis ${redisOneKey.cpuUs!.toFixed(0)} µs CPU/req\n`);
 
   const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale };
   const dir = path.join(ROOT, 'bench/results');

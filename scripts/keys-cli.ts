@@ -75,7 +75,9 @@ async function runStoreCommand(admin: KeyAdmin, command: string, args: string[],
     case 'import': {
       if (!args[0]) throw new UsageError('import needs a keys file');
       const ids = await admin.import(args[0]);
-      process.stdout.write(`imported ${ids.length} keys: ${ids.join(', ')}\n`);
+      // A large import names its first ids only: one readable line, not a megabyte.
+      const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')}, … and ${ids.length - 20} more` : ids.join(', ');
+      process.stdout.write(`imported ${ids.length} keys: ${shown}\n`);
       return;
     }
     default:
