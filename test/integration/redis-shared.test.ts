@@ -255,6 +255,11 @@ describe('operator tools', () => {
     const imported = await cli(['import', file]);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toContain('imported 1 keys: imported');
+    // A large import names its first 20 ids and counts the rest, on one line.
+    const many = writeKeysFile(Array.from({ length: 25 }, (_, i) => ({ id: `bulk-${i}`, value: `bulk-${i}-${importedValue}`, tier: 'standard' as const, countries: ['FR'], address: '127.0.0.1', status: 'active' as const })));
+    const bulk = await cli(['import', many]);
+    expect(bulk.code).toBe(0);
+    expect(bulk.stdout.trim().split('\n')).toEqual([`imported 25 keys: ${Array.from({ length: 20 }, (_, i) => `bulk-${i}`).join(', ')}, … and 5 more`]);
     for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', importedValue)).body).toMatchObject({ key_id: 'imported' });
     const listed = JSON.parse((await cli(['list'])).stdout) as Array<{ id: string }>;
     expect(listed.map((k) => k.id)).toEqual(expect.arrayContaining(['imported', 'cli-shape', 'burst-minute']));
