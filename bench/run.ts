@@ -3,7 +3,8 @@
  * gateway embedded (memory counters, YAML keys) and with Redis (counters and key store), each
  * driven by autocannon on keep-alive connections at concurrency 1, 10 and 50. Prints and writes to
  * bench/results/: requests/s, p50/p99 latency, gateway CPU µs per request (from /proc), RSS, and
- * the ratio to the baseline measured in the same run; plus page-depth cost and key-store scale.
+ * the ratio to the baseline measured in the same run; plus page-depth cost, key-store scale (100,000
+ * keys in the keys file and in Redis) and the performance issue's levers, before/after (levers.ts).
  *
  * BENCH_SECONDS (default 5) sets the length of each measured run.
  */
@@ -20,6 +21,7 @@ import { redisKeys } from '../gateway/keys/redis-layout';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
+import { renderLevers, runLevers } from './levers';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -217,10 +219,16 @@ async function main(): Promise<void> {
     `Redis store start-up ${scale.redis.startMs} ms, ${redisMeasure.cpuUs!.toFixed(0)} µs CPU/req, RSS ${redisMeasure.rssMb!.toFixed(0)} MB; ` +
     `one key: file ${depth.page1.cpuUs!.toFixed(0)}, Redis ${redisOneKey.cpuUs!.toFixed(0)} µs CPU/req\n`);
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale };
+  // The levers of the performance issue, each measured before/after in this same run.
+  const idle = running.filter((p) => p !== backend);
+  running.splice(0, running.length, backend);
+  await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
+  const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale, levers };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = renderMarkdown(results);
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   process.stdout.write(`\n${markdown}\nwritten: bench/results/latest.{json,md,svg}\n`);
