@@ -1,6 +1,6 @@
 import { createJsonCaller, isFailure, type CallContext, type FailureObserver } from './json-caller';
 import type { UpstreamFailure } from './outcome';
-import { passThroughItems } from './page-json';
+import { isPrivateField, passThroughItems } from './page-json';
 
 export type { CallContext };
 
@@ -36,11 +36,11 @@ export interface ListingsClientOptions {
   readonly onFailure?: FailureObserver;
 }
 
-/** Fields of the data service that never leave the gateway: the withdrawn flag and `_`-prefixed storage fields. */
-function publicListing(item: Record<string, unknown>): Listing {
+/** A listing without the data service's private fields (`isPrivateField`). */
+export function publicListing(item: Record<string, unknown>): Listing {
   const out: Record<string, unknown> = {};
   for (const field in item) {
-    if (field === 'withdrawn' || field.charCodeAt(0) === 95 /* _ */) continue;
+    if (isPrivateField(field)) continue;
     out[field] = item[field];
   }
   return out as Listing;

@@ -88,10 +88,43 @@ describe('cursor codec', () => {
     expect(codec.open(fromJose, 'key-1', filters)).toEqual({ kind: 'valid', position: 'GB-000456' });
   });
 
-  it('never issues the same nonce twice, across refills of its random pool', () => {
+  it('never issues the same nonce twice', () => {
     const nonces = new Set<string>();
     for (let i = 0; i < 10_000; i++) nonces.add(codec.issue('k', filters, 'p').split('.')[2]!);
     expect(nonces.size).toBe(10_000);
+  });
+
+  it('refuses every other spelling of an issued cursor: padding, the +/ alphabet, whitespace, unused bits, an encrypted-key part', () => {
+    const token = codec.issue('key-1', filters, 'p');
+    const [header, , iv, ciphertext, tag] = token.split('.') as [string, string, string, string, string];
+    const flipLastBits = (segment: string): string => {
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const last = alphabet.indexOf(segment[segment.length - 1]!);
+      return segment.slice(0, -1) + alphabet[last ^ 1]!; // the low bit of a 22-character tag's last character is unused
+    };
+    const variants = [
+      `${header}..${iv}.${ciphertext}.${tag}==`,
+      `${header}..${iv}.${ciphertext}=.${tag}`,
+      token.replace(/-/g, '+').replace(/_/g, '/'),
+      ` ${token}`,
+      `${token}\n`,
+      `${header}..${iv}.${ciphertext}.${flipLastBits(tag)}`,
+      `${header}.AAAA.${iv}.${ciphertext}.${tag}`,
+      `${header}..${iv}.${ciphertext}.${'A'.repeat(22)}`,
+      `${Buffer.from(JSON.stringify({ enc: 'A256GCM', alg: 'dir', kid: cursorKeyId(secretA) })).toString('base64url')}..${iv}.${ciphertext}.${tag}`,
+    ];
+    for (const variant of variants) {
+      if (variant === token) continue;
+      expect(codec.open(variant, 'key-1', filters)).toMatchObject({ kind: 'invalid' });
+    }
+    expect(codec.open(undefined as unknown as string, 'key-1', filters)).toMatchObject({ kind: 'invalid', reason: 'malformed' });
+  });
+
+  it('refuses to be built with a secret that is not 32 bytes or a lifetime that is not a positive number', () => {
+    expect(() => createCursorCodec({ encryptionSecret: 'AAAA', ttlSeconds: 60 })).toThrow('32 bytes');
+    expect(() => createCursorCodec({ encryptionSecret: secretA, previousSecrets: ['AAAA'], ttlSeconds: 60 })).toThrow('32 bytes');
+    expect(() => createCursorCodec({ encryptionSecret: secretA, ttlSeconds: Number.NaN })).toThrow('lifetime');
+    expect(() => createCursorCodec({ encryptionSecret: secretA, ttlSeconds: 0 })).toThrow('lifetime');
   });
 
   it('refuses a cursor not yet valid (nbf in the future) and one whose claims are not an object', async () => {
