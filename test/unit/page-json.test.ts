@@ -1,4 +1,9 @@
 import fc from 'fast-check';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { generateListings } from '../../backend-mock/generate';
+import { ListingIndex } from '../../backend-mock/listing-index';
+import { createBackendServer } from '../../backend-mock/server';
 import { isPrivateField, passThroughItems } from '../../gateway/upstream/page-json';
 
 type Page = { items: unknown[]; next_after: string | null };
@@ -80,5 +85,28 @@ describe('passThroughItems', () => {
       { seed: 20261121, numRuns: 2000 },
     );
     expect(shortcuts).toBeGreaterThan(200); // both paths were exercised
+  });
+
+  it('takes the shortcut for the pages the data service really sends, and they mean the same as the cleaned items', async () => {
+    const server = createBackendServer(new ListingIndex(generateListings(3000)), pino({ level: 'silent' }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/internal/v1/listings?country=GB&limit=50`;
+      let after: string | null = null;
+      let pages = 0;
+      let shortcuts = 0;
+      do {
+        const text: string = await (await fetch(after === null ? base : `${base}&after=${encodeURIComponent(after)}`)).text();
+        const page = JSON.parse(text) as Page;
+        if (passThroughItems(text, page) !== undefined) shortcuts++;
+        expect(sent(text)).toEqual(expected(page));
+        pages++;
+        after = page.next_after;
+      } while (after !== null);
+      expect(pages).toBeGreaterThan(3);
+      expect(shortcuts).toBe(pages);
+    } finally {
+      server.close();
+    }
   });
 });
