@@ -1,9 +1,10 @@
+import fc from 'fast-check';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { normaliseAddress } from '../../gateway/keys/address';
 import { generateKeyValue, isPlausibleKeyValue, KEY_PREFIX, sha256Hex } from '../../gateway/keys/key-format';
-import { loadKeysFile } from '../../gateway/keys/keys-file';
+import { isWellFormedKeyEntry, KeyEntrySchema, loadKeysFile } from '../../gateway/keys/keys-file';
 import { createFileKeyStore } from '../../gateway/keys/file-key-store';
 import { ConfigError } from '../../gateway/config/config-error';
 
@@ -98,5 +99,59 @@ describe('keys file', () => {
     expect(failure(`keys:\n${entry()}${entry({ id: 'k2' })}`)).toContain('field "key_sha256"');
     expect(failure('keys: [\n')).toContain('not valid YAML');
     expect(() => loadKeysFile(path.join(dir, 'missing.yaml'), config)).toThrow(/missing\.yaml: cannot be read/);
+  });
+});
+
+describe('keys file: the fast structural check agrees with the schema', () => {
+  const sha = 'a'.repeat(64);
+  const valid = { id: 'k-1', key_sha256: sha, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' };
+
+  /** Any value a YAML file could hold in a field: right ones, near misses and wrong types. */
+  const anyValue = fc.oneof(
+    fc.constantFrom('standard', 'advanced', 'active', 'paused', 'revoked', 'unpaid_renewal', 'payment_dispute', 'k-1', sha, sha.toUpperCase(), `${sha}0`, 'GB', '', ' active', '2026-12-01T00:00:00Z'),
+    fc.string({ maxLength: 70 }),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom('per_minute', 'per_day', 'per_month', 'per_hour'), fc.oneof(fc.integer({ min: -2, max: 1e9 }), fc.double(), fc.string({ maxLength: 3 })), { maxKeys: 3 }),
+  );
+  const field = fc.constantFrom(...Object.keys(KeyEntrySchema.shape), 'extra', '__proto__');
+  /** A valid entry with some fields replaced, removed or added. */
+  const entry = fc
+    .tuple(fc.array(fc.tuple(field, anyValue), { maxLength: 3 }), fc.array(field, { maxLength: 2 }))
+    .map(([changes, removals]) => {
+      const e: Record<string, unknown> = { ...valid };
+      for (const [name, value] of changes) Object.defineProperty(e, name, { value, enumerable: true, writable: true, configurable: true });
+      for (const name of removals) delete e[name];
+      return e;
+    });
+
+  it('accepts only what the schema accepts, unchanged (property)', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(entry, (e) => {
+        const parsed = KeyEntrySchema.safeParse(e);
+        if (isWellFormedKeyEntry(e)) {
+          accepted++;
+          expect(parsed.success).toBe(true);
+          expect(parsed.success && parsed.data).toEqual(e);
+        } else if (!('previous_key_expires_at' in e)) {
+          // Without the one field it leaves to the schema, it refuses only what the schema refuses.
+          expect(parsed.success).toBe(false);
+        }
+      }),
+      { seed: 20261121, numRuns: 5000 },
+    );
+    expect(accepted).toBeGreaterThan(500); // the fast path is taken, not only refused
+  });
+
+  it('a file the fast check refuses still gets the schema\'s one-line error', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'keys-fast-'));
+    const file = path.join(dir, 'keys.yaml');
+    writeFileSync(file, 'keys:\n  - id: k-1\n    key_sha256: ' + sha + '\n    tier: standard\n    countries: [GB]\n    address: 127.0.0.1\n    status: active\n    limits: { per_minute: 0 }\n');
+    expect(() => loadKeysFile(file, config)).toThrow(/keys\[0\] \(id k-1\): field "limits\.per_minute"/);
+    expect(isWellFormedKeyEntry({ ...valid, limits: { per_minute: 5 } })).toBe(true);
   });
 });
