@@ -58,16 +58,16 @@ export function createRequestObserver(logger: Logger, metrics: Metrics, trustedP
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
       if (keyId) metrics.keyRequests.inc({ key_id: keyId, status });
-      const entry = {
+      const entry: Record<string, unknown> = {
         request_id: requestId,
         method: req.method,
         url: loggableUrl(url),
         ip: ctx.clientIp,
         status,
         ms: Math.round(seconds * 1e4) / 10,
-        ...(keyId ? { key_id: keyId } : {}),
-        ...(code ? { error: code } : {}),
       };
+      if (keyId) entry.key_id = keyId;
+      if (code) entry.error = code;
       if (status >= 500) logger.error(entry, 'answered');
       else logger.info(entry, 'answered');
     });

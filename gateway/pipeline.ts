@@ -27,8 +27,6 @@ export interface RequestContext {
   params: { id?: string; subPath?: string };
   /** Set by `authenticate`. */
   key?: KeyRecord;
-  /** True once the RateLimit headers are set for this answer. */
-  limitHeadersSet?: boolean;
   /** The error code of the answer, for the log line and metrics. */
   errorCode?: string;
   listQuery?: ListQuery;

@@ -14,7 +14,6 @@ export function enforceLimits(counters: Counters, metrics: Metrics): Step {
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
     metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
     setRateLimitHeaders(ctx.res, decision.windows);
-    ctx.limitHeadersSet = true;
     if (decision.kind === 'refused') throw new ApiError(decision.code, {}, decision.retryAfterSeconds);
   };
   return function enforceKeyLimits(ctx) {

@@ -24,7 +24,8 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
       res.destroy();
       return;
     }
-    if (!key || ctx.limitHeadersSet) return sendError(res, apiError);
+    // The limit step already set them when it ran (it refused, or a later step failed).
+    if (!key || res.hasHeader('RateLimit')) return sendError(res, apiError);
     const withHeaders = (decision: LimitDecision): void => {
       if (decision.kind !== 'unavailable') setRateLimitHeaders(res, decision.windows);
     };

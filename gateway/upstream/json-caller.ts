@@ -40,14 +40,15 @@ export interface JsonCaller {
 
 export const isFailure = (answer: object): answer is UpstreamFailure => 'kind' in answer;
 
+/** Told of every failed call (metrics). */
+export type FailureObserver = (failure: UpstreamFailure) => void;
+
 /**
  * GET-and-parse over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout
  * for the whole call (connect, head and body); the caller's abort passed on. Every failure is a
  * value: unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
  * (server_error), aborted. Only `accept` and `x-request-id` are sent: never the caller's headers.
  */
-export type FailureObserver = (failure: UpstreamFailure) => void;
-
 export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128, onFailure?: FailureObserver): JsonCaller {
   const base = new URL(baseUrl);
   const prefix = base.pathname.replace(/\/$/, '');
@@ -60,44 +61,44 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   });
 
   async function call(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer> {
-      const { signal } = ctx;
-      const timer = setTimeout(() => signal.abort(TIMED_OUT), timeoutMs);
-      const timedOut = (): boolean => signal.reason === TIMED_OUT;
-      const callerLeft = (): boolean => signal.aborted && !timedOut();
-      let status: number;
-      let retryAfter: string | string[] | undefined;
-      let text: string;
+    const { signal } = ctx;
+    const timer = setTimeout(() => signal.abort(TIMED_OUT), timeoutMs);
+    const timedOut = (): boolean => signal.reason === TIMED_OUT;
+    const callerLeft = (): boolean => signal.aborted && !timedOut();
+    let status: number;
+    let retryAfter: string | string[] | undefined;
+    let text: string;
+    try {
+      const answer = await pool.request({
+        path: prefix + pathAndQuery,
+        method: 'GET',
+        headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
+        signal,
+      });
+      status = answer.statusCode;
+      retryAfter = answer.headers['retry-after'];
       try {
-        const answer = await pool.request({
-          path: prefix + pathAndQuery,
-          method: 'GET',
-          headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
-          signal,
-        });
-        status = answer.statusCode;
-        retryAfter = answer.headers['retry-after'];
-        try {
-          text = await answer.body.text();
-        } catch (err) {
-          if (callerLeft()) return { kind: 'aborted' };
-          if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
-          return { kind: 'unreadable' };
-        }
+        text = await answer.body.text();
       } catch (err) {
         if (callerLeft()) return { kind: 'aborted' };
-        if (timedOut() || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
-          return { kind: 'timeout' };
-        }
-        return { kind: 'unreachable' };
-      } finally {
-        clearTimeout(timer);
+        if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
+        return { kind: 'unreadable' };
       }
-      if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
-      try {
-        return { status, body: JSON.parse(text) as unknown, text };
-      } catch {
-        return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
+    } catch (err) {
+      if (callerLeft()) return { kind: 'aborted' };
+      if (timedOut() || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
+        return { kind: 'timeout' };
       }
+      return { kind: 'unreachable' };
+    } finally {
+      clearTimeout(timer);
+    }
+    if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
+    try {
+      return { status, body: JSON.parse(text) as unknown, text };
+    } catch {
+      return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
+    }
   }
 
   return {

@@ -62,6 +62,8 @@ const KEYS: KeySpec[] = [
   key('burst-quota', { per_minute: BIG, per_day: 4, per_month: BIG }),
   key('tier-default', undefined),
   key('partial', { per_minute: 7 }),
+  key('headers-paused', { per_minute: 9, per_day: BIG, per_month: BIG }, { status: 'paused', pause_reason: 'unpaid_renewal' }),
+  key('headers-bad-param', { per_minute: 9, per_day: BIG, per_month: BIG }),
 ];
 
 let stack: Stack;
@@ -209,6 +211,25 @@ describe('order: 429 after 401/403 identity checks, before parameters, entitleme
     expectKeyedSuccess(await getAs('exhausted-quota', '/v1/ping'));
     expectError(await getAs('exhausted-quota', '/v1/properties?country=XX'), 'quota_exceeded');
     expectError(await getAs('exhausted-quota', '/v1/properties?country=DE&cursor=zz'), 'quota_exceeded');
+  });
+});
+
+describe('refusals of an identified key carry its RateLimit headers', () => {
+  test('refused before the limit step (key_paused): the state read without counting, the same each time', async () => {
+    for (let i = 0; i < 3; i++) {
+      const refused = await getAs('headers-paused', '/v1/ping');
+      expectError(refused, 'key_paused');
+      expect(refused.headers['ratelimit-policy']).toContain('"minute";q=9;w=60');
+      expect(remainingIn(refused, 'minute')).toBe(9);
+    }
+  });
+
+  test('refused after it (invalid_parameter): the headers of the counted request, one fewer each time', async () => {
+    for (let i = 1; i <= 3; i++) {
+      const refused = await getAs('headers-bad-param', '/v1/properties?country=GB&colour=red');
+      expectError(refused, 'invalid_parameter', { parameter: 'colour' });
+      expect(remainingIn(refused, 'minute')).toBe(9 - i);
+    }
   });
 });
 
