@@ -520,6 +520,17 @@ export function linesWithSecrets(lines: readonly string[], secrets: readonly str
   return lines.filter((line) => needles.some((n) => line.includes(n)));
 }
 
+/**
+ * Stops the stack and checks its gateways' output: requests were logged (so the check below saw a
+ * real log, not an empty capture), and no line holds any of its key values.
+ */
+export async function expectNoKeyValueLogged(stack: Stack): Promise<void> {
+  await stack.stop();
+  const lines = stack.gatewayOutput();
+  expect(lines.some((line) => line.includes('"msg":"answered"'))).toBe(true);
+  expect(linesWithSecrets(lines, stack.keyValues())).toEqual([]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Time
 

@@ -24,6 +24,10 @@ describe('environment', () => {
     [{ TRUST_PROXY: '10.0.0.1, ::/0' }, 'TRUST_PROXY'],
     [{ KEY_STORE: 'sql' }, 'KEY_STORE'],
     [{ UPSTREAM_TIMEOUT_MS: '-5' }, 'UPSTREAM_TIMEOUT_MS'],
+    [{ KEY_STORE: 'redis' }, 'KEY_STORE'], // the Redis key store without REDIS_URL
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ ADMIN_TOKEN: 'short', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    [{ ADMIN_TOKEN: 'a-long-enough-admin-token' }, 'ADMIN_TOKEN'], // the admin API without the Redis key store
   ])('refuses %j naming the variable in one line', (env, name) => {
     expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
   });
