@@ -302,6 +302,22 @@ describe('operator tools', () => {
     const wrongMethod = await admin('DELETE', '/admin/keys/api-shape');
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH');
+    // State changes on an unknown id, a bad reason, a duplicate id: the same {error, message} form.
+    for (const action of ['pause', 'settle', 'revoke', 'roll']) {
+      const input = action === 'pause' ? { reason: 'payment_dispute' } : action === 'roll' ? { grace_seconds: 0 } : {};
+      const unknown = await admin('POST', `/admin/keys/nope/${action}`, input);
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toMatchObject({ error: 'not_found', message: expect.any(String) });
+    }
+    for (const body of [{ reason: 'bored' }, {}]) {
+      const badReason = await admin('POST', '/admin/keys/api-shape/pause', body);
+      expect(badReason.status).toBe(400);
+      expect(await badReason.json()).toMatchObject({ error: 'invalid_parameter', message: expect.any(String) });
+    }
+    const duplicate = await admin('POST', '/admin/keys', { id: 'api-shape', tier: 'standard', countries: ['FR'], address: '127.0.0.1' });
+    expect(duplicate.status).toBe(400);
+    expect(await duplicate.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'id' });
+    expect(Object.keys(created).sort()).toEqual(['id', 'key']);
   });
 
   it('the admin API rolls a key (201 {id, key}; the old value works during the grace) and reports usage', async () => {
