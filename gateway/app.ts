@@ -14,6 +14,7 @@ import { checkEntitlement } from './policies/check-entitlement';
 import { checkKeyState } from './policies/check-key-state';
 import { enforceLimits } from './policies/enforce-limits';
 import { openCursor } from './policies/open-cursor';
+import { refuseKeyInPath } from './policies/refuse-key-in-path';
 import { requireTier } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter } from './reference/reference-router';
@@ -71,7 +72,8 @@ export function createGateway(deps: AppDeps): RequestListener {
   // The contract's order after the path and method: 401, 403 ip_not_allowed, 403 key_paused,
   // (403 upgrade_required), 429, 400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor,
   // then the data service.
-  const identify: Step[] = [authenticate(deps.keyStore), bindAddress(), checkKeyState()];
+  // A key pasted into the path is refused right after the key is known, before anything is forwarded.
+  const identify: Step[] = [authenticate(deps.keyStore), refuseKeyInPath(), bindAddress(), checkKeyState()];
   const limits = enforceLimits(deps.counters, deps.metrics);
   const routes: Record<Exclude<RouteName, 'reference'>, readonly Step[]> = {
     ping: [...identify, limits, validateNoQuery(), ping()],

@@ -39,3 +39,15 @@ export function isPlausibleKeyValue(value: string): boolean {
 }
 
 export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+/** Caller keys shorter than this are not searched for in other text (too likely to match by chance). */
+const MIN_SEARCHED_KEY_LENGTH = 8;
+
+/**
+ * True when `text` may carry a key: the caller's own value, or anything in this project's key
+ * format (its prefix). Used where a caller's text would be forwarded or logged (paths, queries).
+ */
+export function carriesKey(text: string, callerKey?: string | string[]): boolean {
+  if (text.includes(KEY_PREFIX)) return true;
+  return typeof callerKey === 'string' && callerKey.length >= MIN_SEARCHED_KEY_LENGTH && text.includes(callerKey);
+}

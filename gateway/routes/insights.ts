@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { KEY_PREFIX } from '../keys/key-format';
+import { carriesKey } from '../keys/key-format';
 import type { Step } from '../pipeline';
 import { sendJson } from '../send';
 import type { InsightsUpstream } from '../upstream/insights-client';
@@ -11,15 +11,15 @@ const CREDENTIAL_NAME = /^(?:x[-_]?)?api[-_]?key$|^apikey$|^key$|^token$|^access
 
 /**
  * The insights area's parameters are not defined yet, so they pass through, except anything that
- * carries a key: a credential-like name, a value (or name) equal to the caller's key, or a value in
- * this project's key format. Such a request is refused, and nothing of it goes upstream.
+ * carries a key: a credential-like name, a name or value containing the caller's key or this
+ * project's key prefix. Such a request is refused, and nothing of it goes upstream.
  */
 function refuseCredentials(rawQuery: string, keyValue: string | string[] | undefined): void {
   if (rawQuery === '') return;
   for (const [name, value] of new URLSearchParams(rawQuery)) {
-    const carriesKey = name === keyValue || value === keyValue || CREDENTIAL_NAME.test(name) || value.startsWith(KEY_PREFIX) || name.startsWith(KEY_PREFIX);
-    if (carriesKey) {
-      throw new ApiError('invalid_parameter', { parameter: name === keyValue || name.startsWith(KEY_PREFIX) ? 'query' : name }, undefined,
+    if (CREDENTIAL_NAME.test(name) || carriesKey(name, keyValue) || carriesKey(value, keyValue)) {
+      // A name that carries a key is not echoed back as the parameter.
+      throw new ApiError('invalid_parameter', { parameter: carriesKey(name, keyValue) ? 'query' : name }, undefined,
         'Keys go in the x-api-key header, never in the query.');
     }
   }

@@ -180,6 +180,13 @@ describe('a key pasted into the URL never reaches an upstream', () => {
     const bare = await send(withInsights.url, `/v1/insights/market?${value('adv')}`, { headers: { 'x-api-key': value('adv'), 'x-request-id': `${id}-bare` } });
     expectError(bare, 'invalid_parameter', { parameter: 'query' });
     expect(stub.byRequestId(`${id}-bare`)).toEqual([]);
+    // Inside a value, or in the path: refused too, never forwarded, never logged.
+    const inside = await send(withInsights.url, `/v1/insights/market?q=${encodeURIComponent(`k:${value('adv')}`)}`, { headers: { 'x-api-key': value('adv'), 'x-request-id': `${id}-inside` } });
+    expectError(inside, 'invalid_parameter', { parameter: 'q' });
+    expect(stub.byRequestId(`${id}-inside`)).toEqual([]);
+    const inPath = await send(withInsights.url, `/v1/insights/${encodeURIComponent(value('adv'))}`, { headers: { 'x-api-key': value('adv'), 'x-request-id': `${id}-path` } });
+    expectError(inPath, 'not_found');
+    expect(stub.byRequestId(`${id}-path`)).toEqual([]);
   });
 });
 
