@@ -32,6 +32,8 @@ import type { UpstreamFailure } from './upstream/outcome';
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Start-up waits this long for Redis before serving anyway (degraded: /readyz says so). */
 const REDIS_STARTUP_WAIT_MS = 3_000;
+/** Command timeout of the admin API's Redis connection (as the keys CLI's). */
+const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
 function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[] } {
@@ -64,8 +66,8 @@ async function main(): Promise<void> {
   const logger = createLogger(env.LOG_LEVEL);
   const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
   const redisClients: Redis[] = [];
-  const connect = (role: string, autoPipelining = true): Redis => {
-    const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs: env.REDIS_COMMAND_TIMEOUT_MS, autoPipelining });
+  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
+    const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs, autoPipelining });
     redisClients.push(client);
     return client;
   };
@@ -110,7 +112,9 @@ async function main(): Promise<void> {
     trustedProxies: env.TRUST_PROXY,
   });
 
-  const keyAdmin = env.ADMIN_TOKEN ? createKeyAdmin(connect('admin', false), gatewayConfig, logger) : undefined;
+  // The admin connection waits longer than the hot path's: a write that times out on the caller
+  // may still be applied, and the operator would be told it failed (the CLI waits as long).
+  const keyAdmin = env.ADMIN_TOKEN ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger) : undefined;
 
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(

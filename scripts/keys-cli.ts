@@ -68,7 +68,10 @@ async function runStoreCommand(admin: KeyAdmin, command: string, args: string[],
     case 'revoke': return print(await admin.revoke(needId()));
     case 'roll': {
       const id = needId();
-      const rolled = await admin.roll(id, integer('grace', values.grace) ?? 0);
+      // --grace is part of the command (CONTRACT): a forgotten one must not end the old value at once.
+      const grace = integer('grace', values.grace);
+      if (grace === undefined) throw new UsageError('roll needs --grace SECONDS (0 ends the old value now)');
+      const rolled = await admin.roll(id, grace);
       process.stdout.write(`rolled key ${rolled.id}; the new value is shown once, on the next line:\n${rolled.key}\n`);
       return;
     }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseRetryAfter, type UpstreamFailure } from './outcome';
 
 /**
@@ -40,6 +40,36 @@ export interface JsonCaller {
 
 export const isFailure = (answer: object): answer is UpstreamFailure => 'kind' in answer;
 
+/** An upstream answer larger than this is refused unread: one answer must not take the process's memory. */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+type Body = Dispatcher.ResponseData['body'];
+
+/**
+ * The body as text, or undefined when it is larger than MAX_ANSWER_BYTES. A declared length within
+ * the cap is read in one go (undici's own `text()`); an undeclared one is counted chunk by chunk.
+ */
+async function readCapped(body: Body, contentLength: string | string[] | undefined): Promise<string | undefined> {
+  const declared = typeof contentLength === 'string' ? Number(contentLength) : NaN;
+  if (declared > MAX_ANSWER_BYTES) return discard(body);
+  if (declared >= 0) return body.text(); // undici fails the read if more arrives than declared
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) return discard(body);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Drops a body unread; undici reports the drop as an error event, which is expected here. */
+function discard(body: Body): undefined {
+  body.once('error', () => undefined);
+  body.destroy();
+  return undefined;
+}
+
 /** Told of every failed call (metrics). */
 export type FailureObserver = (failure: UpstreamFailure) => void;
 
@@ -78,7 +108,9 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
       status = answer.statusCode;
       retryAfter = answer.headers['retry-after'];
       try {
-        text = await answer.body.text();
+        const read = await readCapped(answer.body, answer.headers['content-length']);
+        if (read === undefined) return { kind: 'unreadable' }; // over MAX_ANSWER_BYTES: never buffered whole
+        text = read;
       } catch (err) {
         if (callerLeft()) return { kind: 'aborted' };
         if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };

@@ -66,6 +66,7 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
       const answer = await caller.get(path, ctx);
       if (isFailure(answer)) return answer;
       if (answer.status !== 200) return { kind: 'server_error', status: answer.status };
+      if (typeof answer.body !== 'object' || answer.body === null) return { kind: 'unreadable' };
       const body = answer.body as { items?: unknown; next_after?: unknown };
       if (!Array.isArray(body.items) || !(typeof body.next_after === 'string' || body.next_after === null)) return { kind: 'unreadable' };
       for (const item of body.items) if (!isListing(item)) return { kind: 'unreadable' };
@@ -80,6 +81,7 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
     async getListing(country, id, ctx) {
       const answer = await caller.get(`/internal/v1/listings/${country}/${encodeURIComponent(id)}`, ctx);
       if (isFailure(answer)) return answer;
+      if (typeof answer.body !== 'object' || answer.body === null) return answer.status === 200 ? { kind: 'unreadable' } : { kind: 'server_error', status: answer.status };
       const body = answer.body as { item?: unknown; code?: unknown };
       if (answer.status === 404 && body.code === 'LISTING_NOT_FOUND') return { kind: 'not_found' };
       if (answer.status !== 200) return { kind: 'server_error', status: answer.status };

@@ -21,6 +21,7 @@ import {
   type Proc,
   type Stack,
   type Stub,
+  plkKeyValue,
 } from '../kit/gateway-stack';
 
 const key = (id: string, tier: 'standard' | 'advanced' = 'standard'): KeySpec => ({
@@ -60,6 +61,9 @@ type Mode =
   | '200-html'
   | '200-bad-shape'
   | '200-truncated'
+  | '200-null'
+  | '200-oversized-declared'
+  | '200-oversized-chunked'
   | '503'
   | 'reset'
   | 'item-withdrawn'
@@ -117,6 +121,19 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
       res.write('{"items":[{"id":"secret-internal"');
       setTimeout(() => res.destroy(), 20);
       return;
+    case '200-null':
+      return json(200, null);
+    case '200-oversized-declared':
+      // Declares 9 MB: refused on the header, before any of it is read.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(9 * 1024 * 1024) });
+      return void res.write('{"items":[');
+    case '200-oversized-chunked': {
+      // 9 MB of valid JSON, with no declared length: refused once the count passes the cap.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"items":[');
+      res.write(' '.repeat(9 * 1024 * 1024));
+      return void res.end('],"next_after":null}');
+    }
     case '503':
       return json(503, { code: 'OVERLOADED', detail: 'secret-internal' }, { 'retry-after': '7' });
     case 'reset':
@@ -218,7 +235,7 @@ describe('503 service_unavailable', () => {
 });
 
 describe('500 internal_error, opaque', () => {
-  test.each<Mode>(['500-stack', '500-json', '502-html', '200-text', '200-html', '200-bad-shape', '200-truncated'])(
+  test.each<Mode>(['500-stack', '500-json', '502-html', '200-text', '200-html', '200-bad-shape', '200-truncated', '200-null', '200-oversized-declared', '200-oversized-chunked'])(
     'upstream %s → 500 {error, message} only, on list and item',
     async (m) => {
       mode = m;
@@ -247,6 +264,11 @@ describe('requests refused by the gateway never reach the data service', () => {
       ['std', '/v1/properties/abc?country=DE', 'country_not_entitled'],
       ['std', '/v1/properties?country=GB&cursor=garbage', 'invalid_cursor'],
       ['std', '/v1/insights', 'upgrade_required'],
+      // A key pasted into the path is never forwarded: the caller's own, or any in the project's format.
+      ['std', `/v1/properties/${encodeURIComponent(stack.key('std').value)}?country=GB`, 'not_found'],
+      ['std', `/v1/properties/${plkKeyValue()}?country=GB`, 'not_found'],
+      ['adv', `/v1/insights/${plkKeyValue()}`, 'not_found'],
+      ['adv', `/v1/insights/market/${encodeURIComponent(stack.key('adv').value)}`, 'not_found'],
     ];
     for (const [keyId, path, code] of refused) {
       const a = await getAs(stack.url, keyId, path);

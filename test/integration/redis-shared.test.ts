@@ -198,6 +198,10 @@ describe('key changes reach every instance within one second', () => {
 
   it('roll: the new value works at once, the old one until the grace ends', async () => {
     const old = await createKey(['--id', 'rolled', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']);
+    // --grace is required: a forgotten one must not end the old value at once.
+    const noGrace = await cli(['roll', 'rolled']);
+    expect(noGrace.code).toBe(1);
+    expect(noGrace.stderr.trim().split('\n')).toEqual([expect.stringContaining('--grace')]);
     const rolled = await cli(['roll', 'rolled', '--grace', '4']);
     expect(rolled.code).toBe(0);
     const fresh = rolled.stdout.trim().split('\n').pop()!;
