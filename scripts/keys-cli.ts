@@ -1,135 +1,15 @@
-import { parseArgs } from 'node:util';
-import { ConfigError } from '../gateway/config/config-error';
-import { parseEnv } from '../gateway/config/env';
-import { loadGatewayConfig } from '../gateway/config/gateway-config';
-import { ApiError } from '../gateway/errors';
-import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
-import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
-import { connectRedis, whenReady } from '../gateway/redis/connect';
-import pino from 'pino';
-
-const USAGE = `usage: npm run --silent keys -- <command>
-  create --id ID --tier standard|advanced --countries GB,FR --address ADDR [--per-minute N] [--per-day N] [--per-month N]
-  list | show ID | usage ID
-  set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
-  pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
-  roll ID --grace SECONDS
-  import FILE
-  generate            a new key value and its hash, for a keys file (no store needed)
-  hash                the SHA-256 of a key value read from stdin (no store needed)
-Store commands use the Redis key store at REDIS_URL (KEY_STORE=redis).`;
-
-class UsageError extends Error {}
-
-const OPTIONS = {
-  id: { type: 'string' }, tier: { type: 'string' }, countries: { type: 'string' }, address: { type: 'string' },
-  'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'per-month': { type: 'string' },
-  reason: { type: 'string' }, grace: { type: 'string' },
-} as const;
-
-function integer(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value}"`);
-  return Number(value);
-}
-
-/** The options shared by create and set, as the admin API's snake_case body. */
-function recordFields(values: Record<string, string | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (values.tier !== undefined) out.tier = values.tier;
-  if (values.countries !== undefined) out.countries = values.countries.split(',').map((c) => c.trim()).filter(Boolean);
-  if (values.address !== undefined) out.address = values.address;
-  for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
-    const n = integer(name, values[name]);
-    if (n !== undefined) out[name.replace('-', '_')] = n;
-  }
-  return out;
-}
-
-const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-
-async function runStoreCommand(admin: KeyAdmin, command: string, args: string[], values: Record<string, string | undefined>): Promise<void> {
-  const needId = (): string => {
-    if (!args[0]) throw new UsageError(`${command} needs a key id`);
-    return args[0];
-  };
-  switch (command) {
-    case 'create': {
-      const created = await admin.create({ id: values.id, ...recordFields(values) });
-      process.stdout.write(`created key ${created.id}; its value is shown once, on the next line:\n${created.key}\n`);
-      return;
-    }
-    case 'list': return print(await admin.list());
-    case 'show': return print(await admin.show(needId()));
-    case 'usage': return print(await admin.usage(needId()));
-    case 'set': return print(await admin.set(needId(), recordFields(values)));
-    case 'pause': return print(await admin.pause(needId(), values.reason));
-    case 'settle': return print(await admin.settle(needId()));
-    case 'revoke': return print(await admin.revoke(needId()));
-    case 'roll': {
-      const id = needId();
-      // --grace is part of the command (CONTRACT): a forgotten one must not end the old value at once.
-      const grace = integer('grace', values.grace);
-      if (grace === undefined) throw new UsageError('roll needs --grace SECONDS (0 ends the old value now)');
-      const rolled = await admin.roll(id, grace);
-      process.stdout.write(`rolled key ${rolled.id}; the new value is shown once, on the next line:\n${rolled.key}\n`);
-      return;
-    }
-    case 'import': {
-      if (!args[0]) throw new UsageError('import needs a keys file');
-      const ids = await admin.import(args[0]);
-      // A large import names its first ids only: one readable line, not a megabyte.
-      const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')}, … and ${ids.length - 20} more` : ids.join(', ');
-      process.stdout.write(`imported ${ids.length} keys: ${shown}\n`);
-      return;
-    }
-    default:
-      throw new UsageError(`unknown command "${command}" (run without arguments for the list)`);
-  }
-}
-
-function readStdin(): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    process.stdin.on('data', (c: Buffer) => chunks.push(c));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')));
-  });
-}
-
-async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
-  const [command, ...args] = positionals;
-  if (!command) throw new UsageError(USAGE);
-  if (command === 'generate') {
-    const value = generateKeyValue();
-    process.stdout.write(`key_sha256: ${sha256Hex(value)}\n${value}\n`);
-    return 0;
-  }
-  if (command === 'hash') {
-    const value = await readStdin();
-    if (!value) throw new UsageError('hash: no key value on stdin');
-    process.stdout.write(`${sha256Hex(value)}\n`);
-    return 0;
-  }
-  const env = parseEnv();
-  if (!env.REDIS_URL) throw new UsageError('REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
-  const config = loadGatewayConfig(env.GATEWAY_CONFIG);
-  const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
-  try {
-    if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
-    await runStoreCommand(createKeyAdmin(redis, config), command, args, values);
-    return 0;
-  } finally {
-    redis.disconnect();
-  }
-}
+/**
+ * The keys CLI's entry point (compiled to dist/scripts/keys-cli.js; `scripts/keys.js` runs it,
+ * rebuilding first only when a source changed). The commands live in scripts/keys/commands/.
+ */
+import { failureLine, main } from './keys/cli';
 
 main(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
-    const known = err instanceof UsageError || err instanceof ApiError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-    process.stderr.write(`keys: ${known ? (err as Error).message.split('\n')[0] : `unexpected failure: ${(err as Error).message}`}\n`);
-    if (err instanceof UsageError && (err as Error).message.includes('\n')) process.stderr.write(`${(err as Error).message.split('\n').slice(1).join('\n')}\n`);
+    process.stderr.write(`${failureLine(err)}\n`);
     process.exitCode = 1;
   },
 );

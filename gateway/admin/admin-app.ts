@@ -3,7 +3,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
-import { sendError, sendJson } from '../send';
+import { sendError, sendJson, sendJsonText } from '../send';
+import { loadAdminDocument } from './admin-document';
+import { listQuery } from './list-query';
 
 const isCallersMistake = (err: unknown): boolean => {
   const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
@@ -36,6 +38,13 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.set('strict routing', true);
   app.set('query parser', false);
 
+  // The document describing this API is public (it holds no data): tools fetch it without a token.
+  const documentText = JSON.stringify(loadAdminDocument());
+  app.get('/admin/openapi.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    sendJsonText(res, 200, documentText);
+  });
+  app.all('/admin/openapi.json', (_req, res) => sendError(res, new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.'), 'GET'));
   app.use(requireToken(token));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
   const body = (req: express.Request): Record<string, unknown> =>
@@ -43,7 +52,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   const id = (req: express.Request): string => req.params.id as string;
 
   app.post('/admin/keys', async (req, res) => sendJson(res, 201, await admin.create(body(req))));
-  app.get('/admin/keys', async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
+  app.get('/admin/keys', async (req, res) => sendJson(res, 200, await admin.list(listQuery(req.url))));
   app.get('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.show(id(req))));
   app.get('/admin/keys/:id/usage', async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
   app.patch('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));

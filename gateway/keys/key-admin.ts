@@ -1,11 +1,12 @@
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { GatewayConfig } from '../config/gateway-config';
+import { LimitsSchema, type GatewayConfig } from '../config/gateway-config';
 import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
+import { PAGE } from './key-page';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
@@ -29,16 +30,43 @@ export interface UsageView {
   windows: Array<{ window: 'minute' | 'day' | 'month'; used: number; limit: number; remaining: number; resets_at: string }>;
 }
 
-const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true }).extend({
+/**
+ * Limits come as the `limits` object that reads return (`{"limits": {"per_minute": 10}}`), or as the
+ * flat fields accepted from the first release; one field given both ways is refused (which wins
+ * would be a guess).
+ */
+const LimitFields = {
+  limits: LimitsSchema.partial().strict().optional(),
   per_minute: z.number().int().positive().optional(),
   per_day: z.number().int().positive().optional(),
   per_month: z.number().int().positive().optional(),
-}).strict();
-const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true }).partial().extend({
-  per_minute: z.number().int().positive().optional(),
-  per_day: z.number().int().positive().optional(),
-  per_month: z.number().int().positive().optional(),
-}).strict();
+};
+const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true }).extend(LimitFields).strict();
+const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true }).partial().extend(LimitFields).strict();
+type LimitInput = { limits?: Partial<Record<LimitName, number>> } & Partial<Record<LimitName, number>>;
+type LimitName = 'per_minute' | 'per_day' | 'per_month';
+const LIMIT_NAMES: readonly LimitName[] = ['per_minute', 'per_day', 'per_month'];
+
+/** The limits an input names, from either spelling; 400 naming the field when it is given twice. */
+function limitsOf(input: LimitInput): Partial<Record<LimitName, number>> {
+  const out: Partial<Record<LimitName, number>> = { ...input.limits };
+  for (const name of LIMIT_NAMES) {
+    if (input[name] === undefined) continue;
+    if (out[name] !== undefined) {
+      throw new ApiError('invalid_parameter', { parameter: name }, undefined, `${name}: given both flat and inside limits; give it once`);
+    }
+    out[name] = input[name];
+  }
+  return out;
+}
+
+/** A list cursor: the SSCAN cursor and how many ids of that batch the previous page already gave. */
+const LIST_CURSOR = /^(0|[1-9][0-9]{0,19})-(0|[1-9][0-9]{0,4})$/;
+
+export interface KeyPage {
+  keys: KeyView[];
+  next_cursor: string | null;
+}
 const PauseReason = z.enum(['unpaid_renewal', 'payment_dispute']);
 
 /** Validates operator input; a bad field is 400 `invalid_parameter` naming it. */
@@ -178,28 +206,67 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     return true;
   }
 
-  const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
-    const limits = { ...base };
-    if (input.per_minute !== undefined) limits.per_minute = input.per_minute;
-    if (input.per_day !== undefined) limits.per_day = input.per_day;
-    if (input.per_month !== undefined) limits.per_month = input.per_month;
+  const overrides = (input: LimitInput, base: StoredKey['limits'] = {}) => {
+    const limits = { ...base, ...limitsOf(input) };
     return Object.keys(limits).length ? { limits } : {};
   };
+
+  /**
+   * One page of ids by SSCAN over the id set: never one unbounded read. SSCAN's COUNT is a hint (a
+   * small set comes back whole), so the cursor also says how many ids of its batch were already
+   * given; asking SSCAN again from the same cursor gives the same batch while the set is unchanged.
+   * As with SCAN, an id present for the whole walk is listed; one added or deleted meanwhile may
+   * or may not be.
+   */
+  async function pageOfIds(limit: number, cursor: string | undefined): Promise<{ ids: string[]; next: string | null }> {
+    let scan = '0';
+    let skip = 0;
+    if (cursor !== undefined) {
+      const m = LIST_CURSOR.exec(cursor);
+      if (!m) throw new ApiError('invalid_parameter', { parameter: 'cursor' }, undefined, 'cursor: not a cursor this API gave (pass next_cursor back unchanged)');
+      scan = m[1]!;
+      skip = Number(m[2]);
+    }
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (;;) {
+      const [nextScan, batch] = await redis.sscan(redisKeys.ids, scan, 'COUNT', limit);
+      for (let i = skip; i < batch.length; i++) {
+        if (ids.length === limit) return { ids, next: `${scan}-${i}` };
+        const id = batch[i]!;
+        // SSCAN may give an id twice during a rehash: once per page is what we can promise.
+        if (!seen.has(id)) {
+          seen.add(id);
+          ids.push(id);
+        }
+      }
+      skip = 0;
+      scan = nextScan;
+      if (scan === '0') return { ids, next: null };
+      if (ids.length === limit) return { ids, next: `${scan}-0` };
+    }
+  }
 
   return {
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
       const fields = checked(parseInput(CreateSchema, input));
       const key = generateKeyValue();
-      const { per_minute: _m, per_day: _d, per_month: _mo, ...rest } = fields;
+      const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
       await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
       return { id: fields.id, key };
     },
-    async list(): Promise<KeyView[]> {
-      const ids = (await redis.smembers(redisKeys.ids)).sort();
-      if (!ids.length) return [];
-      const records = await redis.mget(ids.map(redisKeys.record));
-      return records.map(parseStoredKey).filter((s): s is StoredKey => s !== undefined).map(view);
+    /** One page of records (ids in SSCAN order, sorted within the page); `next_cursor` null on the last. */
+    async list(options: { limit?: number; cursor?: string } = {}): Promise<KeyPage> {
+      const limit = options.limit ?? PAGE.default;
+      if (!Number.isInteger(limit) || limit < PAGE.min || limit > PAGE.max) {
+        throw new ApiError('invalid_parameter', { parameter: 'limit' }, undefined, `limit: must be a whole number from ${PAGE.min} to ${PAGE.max}`);
+      }
+      const { ids, next } = await pageOfIds(limit, options.cursor);
+      ids.sort();
+      const records = ids.length ? await redis.mget(ids.map(redisKeys.record)) : [];
+      const keys = records.map(parseStoredKey).filter((s): s is StoredKey => s !== undefined).map(view);
+      return { keys, next_cursor: next };
     },
     show: async (id: string): Promise<KeyView> => view(await load(id)),
     async usage(id: string): Promise<UsageView> {

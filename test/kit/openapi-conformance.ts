@@ -26,8 +26,10 @@ import YAML from 'yaml';
 type Json = Record<string, unknown>;
 
 export const DOCUMENT_FILE = path.resolve(__dirname, '..', '..', 'openapi', 'openapi.yaml');
-/** Base URI under which the document is registered with ajv; schemas are compiled as `$ref`s into it. */
-const DOCUMENT_ID = 'https://listings-gateway.invalid/openapi.json';
+/** The admin API's document (`GET /admin/openapi.json` on the admin listener). */
+export const ADMIN_DOCUMENT_FILE = path.resolve(__dirname, '..', '..', 'openapi', 'admin.yaml');
+/** Base URI under which a document is registered with ajv; schemas are compiled as `$ref`s into it. */
+const documentId = (file: string): string => `https://listings-gateway.invalid/${path.basename(file, '.yaml')}.json`;
 /** The answers this check covers: the public surface described by the document. */
 const SURFACE = /^\/(v1|docs)(\/|$|\?)/;
 /**
@@ -85,13 +87,14 @@ interface Template {
 }
 
 interface Compiled {
+  id: string;
   doc: Json;
   templates: Template[];
   ajv: Ajv2020;
   validators: Map<string, ValidateFunction>;
 }
 
-let compiled: Compiled | undefined;
+const compiledByFile = new Map<string, Compiled>();
 
 const escapePointerSegment = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescapePointerSegment = (s: string): string => s.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -129,9 +132,11 @@ function templateRegex(template: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-function compile(): Compiled {
-  if (compiled) return compiled;
-  const doc = YAML.parse(fs.readFileSync(DOCUMENT_FILE, 'utf8')) as Json;
+function compile(file: string = DOCUMENT_FILE): Compiled {
+  const cached = compiledByFile.get(file);
+  if (cached) return cached;
+  const id = documentId(file);
+  const doc = YAML.parse(fs.readFileSync(file, 'utf8')) as Json;
   // strictRequired off: the Error schema's `if`/`then` requires `ip`, which its parent defines.
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, validateFormats: true });
   addFormats(ajv);
@@ -140,12 +145,13 @@ function compile(): Compiled {
   ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example']);
   ajv.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'security', 'tags']);
   // The whole document as one resource, so `#/components/...` references resolve inside it.
-  ajv.addSchema({ ...doc, $id: DOCUMENT_ID }, undefined, undefined, false);
+  ajv.addSchema({ ...doc, $id: id }, undefined, undefined, false);
   const templates = Object.entries(doc.paths as Record<string, Json>)
     // Literal templates before templated ones, so `/docs` never loses to a `{param}`.
     .sort(([a], [b]) => Number(a.includes('{')) - Number(b.includes('{')))
     .map(([template, item]) => ({ template, regex: templateRegex(template), item: { node: item, pointer: childPointer('', 'paths', template) } }));
-  compiled = { doc, templates, ajv, validators: new Map() };
+  const compiled = { id, doc, templates, ajv, validators: new Map() };
+  compiledByFile.set(file, compiled);
   return compiled;
 }
 
@@ -154,7 +160,7 @@ function validatorAt(c: Compiled, pointer: string): ValidateFunction {
   let validate = c.validators.get(pointer);
   if (!validate) {
     const fragment = pointer.split('/').map((s) => encodeURIComponent(s)).join('/');
-    validate = c.ajv.compile({ $ref: `${DOCUMENT_ID}#${fragment}` });
+    validate = c.ajv.compile({ $ref: `${c.id}#${fragment}` });
     c.validators.set(pointer, validate);
   }
   return validate;
@@ -279,9 +285,76 @@ function problemsOf(answer: ObservedAnswer): string[] {
   return checkResponse(c, { node: responses[status] as Json, pointer }, answer, `${where} (GET ${match.template} ${status})`);
 }
 
+
+/** True for answers the admin document covers: request paths under `/admin`. */
+export const isAdminSurface = (requestPath: string): boolean => /^\/admin(\/|$|\?)/.test(requestPath);
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * Everything in which an answer of the admin listener departs from `openapi/admin.yaml` (empty
+ * when it conforms). The admin API checks the token before routing, so a 401 on any path is
+ * checked against the `unauthenticated` response; a path of no template must be 404; a method
+ * the path does not document must be 405 with `Allow` naming exactly the documented methods.
+ */
+export function adminConformanceProblems(answer: ObservedAnswer): string[] {
+  if (!isAdminSurface(answer.path)) return [];
+  const c = compile(ADMIN_DOCUMENT_FILE);
+  const method = answer.method.toUpperCase();
+  const pathOnly = answer.path.split(/[?#]/, 1)[0]!;
+  const where = `${method} ${answer.path.slice(0, 200)} → ${answer.status}`;
+  const component = (name: string, note: string): string[] => {
+    const pointer = `/components/responses/${name}`;
+    return checkResponse(c, { node: { $ref: `#${pointer}` }, pointer }, answer, `${where} (${note})`);
+  };
+  const match = c.templates.find((t) => t.regex.test(pathOnly));
+  const operation = match?.item.node[method.toLowerCase()] as Json | undefined;
+  if (answer.status === 401 && !(operation && '401' in (operation.responses as Json))) {
+    if (operation && (operation.security as unknown[] | undefined)?.length === 0) return [`${where}: ${match!.template} needs no token, so it is never 401`];
+    return component('unauthenticated', 'token checked before routing');
+  }
+  if (!match) {
+    if (answer.status !== 404) return [`${where}: the path matches no path of the admin document, so the answer must be 404 not_found`];
+    return component('not_found', 'unknown path');
+  }
+  if (!operation) {
+    if (answer.status !== 405) return [`${where}: ${method} is not an operation of ${match.template}, so the answer must be 405 method_not_allowed`];
+    const documented = HTTP_METHODS.filter((m) => m in match.item.node).map((m) => m.toUpperCase());
+    const allow = String(answer.headers.allow ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+    const problems = component('method_not_allowed', `not an operation of ${match.template}`);
+    if ([...allow].sort().join() !== [...documented].sort().join()) problems.push(`${where}: Allow "${allow.join(', ')}" is not the documented methods ${documented.join(', ')}`);
+    return problems;
+  }
+  const responses = operation.responses as Json;
+  const status = responseFor(responses, answer.status);
+  if (!status) return [`${where}: status ${answer.status} is not documented for ${method} ${match.template} (documented: ${Object.keys(responses).join(', ')})`];
+  const pointer = childPointer(match.item.pointer, method.toLowerCase(), 'responses', status);
+  return checkResponse(c, { node: responses[status] as Json, pointer }, answer, `${where} (${method} ${match.template} ${status})`);
+}
+
+/**
+ * A `fetch` for the admin listener that checks every answer against the admin document and throws
+ * a ConformanceError at once on a departure (tests of the admin API use it for every call).
+ */
+export function adminConformingFetch(base: typeof fetch = globalThis.fetch): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]): Promise<Response> => {
+    const response = await base(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const text = await response.clone().text();
+    const headers: IncomingHttpHeaders = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+    const problems = adminConformanceProblems({ method, path: url.pathname + url.search, status: response.status, headers, text });
+    if (problems.length) throw new ConformanceError(problems, 'openapi/admin.yaml');
+    return response;
+  }) as typeof fetch;
+}
+
 export class ConformanceError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`the answer does not conform to openapi/openapi.yaml:\n  ${problems.join('\n  ')}`);
+  constructor(readonly problems: string[], document = 'openapi/openapi.yaml') {
+    super(`the answer does not conform to ${document}:\n  ${problems.join('\n  ')}`);
     this.name = 'ConformanceError';
   }
 }

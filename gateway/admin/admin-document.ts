@@ -1,0 +1,5 @@
+import path from 'node:path';
+import { findRepoRoot, loadOpenApiDocument } from '../reference/reference-router';
+
+/** The admin API's OpenAPI document (`openapi/admin.yaml`), served at `GET /admin/openapi.json`. */
+export const loadAdminDocument = (): Record<string, unknown> => loadOpenApiDocument(path.join(findRepoRoot(), 'openapi', 'admin.yaml'));

@@ -1,0 +1,32 @@
+import type { Command } from '../command';
+import { create } from './create';
+import { generate } from './generate';
+import { hash } from './hash';
+import { importFile } from './import';
+import { list } from './list';
+import { pause } from './pause';
+import { revoke } from './revoke';
+import { roll } from './roll';
+import { set } from './set';
+import { settle } from './settle';
+import { show } from './show';
+import { usage } from './usage';
+
+/**
+ * Every command of the keys CLI, in the order `keys help` lists them. A new command is one file in
+ * this folder and one line here (keep one line per command so parallel additions merge cleanly).
+ */
+export const COMMANDS: readonly Command[] = [
+  create,
+  list,
+  show,
+  usage,
+  set,
+  pause,
+  settle,
+  revoke,
+  roll,
+  importFile,
+  generate,
+  hash,
+];
