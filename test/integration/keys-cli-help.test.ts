@@ -3,8 +3,10 @@
  * command, with no Redis and no configuration in the environment; mistakes give one line and exit 1.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { COMMANDS } from '../../scripts/keys/commands';
+import { makeTempDir, removeTempDirs } from '../kit/gateway-stack';
 import { ROOT } from '../kit/processes';
 
 /** Runs the CLI with an empty environment (no REDIS_URL, no KEY_STORE): help must not need them. */
@@ -55,10 +57,53 @@ describe('keys CLI help', () => {
     expect(r.stderr.trim()).toBe('keys: REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
   });
 
-  it('scripts/keys.js (what npm run keys runs) answers from the build without compiling when nothing changed', () => {
-    const r = keys(['help'], 'scripts/keys.js');
-    expect(r.code).toBe(0);
-    expect(r.stderr).toBe('');
-    expect(r.stdout).toContain('Commands:');
+});
+
+describe('scripts/keys.js, the launcher npm run keys uses', () => {
+  // A project of its own (one source, its own dist/), so rebuilding never touches the repository's
+  // build while other suites run from it; typescript comes from the repository's node_modules.
+  const dir = makeTempDir();
+  const run = () => spawnSync(process.execPath, [path.join(dir, 'scripts', 'keys.js'), 'help'], { cwd: dir, env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 120_000 });
+  const writeSource = (text: string, mtimeSeconds: number): void => {
+    const file = path.join(dir, 'scripts', 'keys-cli.ts');
+    fs.writeFileSync(file, text);
+    fs.utimesSync(file, mtimeSeconds, mtimeSeconds);
+  };
+
+  beforeAll(() => {
+    fs.mkdirSync(path.join(dir, 'scripts'));
+    fs.copyFileSync(path.join(ROOT, 'scripts', 'keys.js'), path.join(dir, 'scripts', 'keys.js'));
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'CommonJS', strict: true, outDir: 'dist', rootDir: '.', incremental: true, tsBuildInfoFile: 'dist/.tsbuildinfo', types: ['node'] },
+      include: ['scripts/**/*.ts'],
+    }));
   });
+  afterAll(() => removeTempDirs());
+
+  it('compiles when there is no build or a source is newer, runs the build as it is otherwise, and retries a failed build', () => {
+    const now = Date.now() / 1000;
+    writeSource("process.stdout.write('version one\\n');\n", now - 100);
+    const first = run();
+    expect(first.stderr).toContain('compiling');
+    expect(first.stdout).toBe('version one\n');
+    expect(first.status).toBe(0);
+
+    const second = run();
+    expect(second.stderr).toBe('');
+    expect(second.stdout).toBe('version one\n');
+
+    writeSource("process.stdout.write('version two\\n');\n", now + 1000);
+    const changed = run();
+    expect(changed.stderr).toContain('compiling');
+    expect(changed.stdout).toBe('version two\n');
+
+    writeSource("const n: number = 'not a number';\nprocess.stdout.write(String(n));\n", now + 2000);
+    const broken = run();
+    expect(broken.status).toBe(1);
+    expect(broken.stdout).toBe('');
+    expect(broken.stderr).toMatch(/keys: the TypeScript build failed/);
+    // The failed build is not taken for a fresh one: its build info is dated 1970, so the next call compiles again.
+    expect(fs.statSync(path.join(dir, 'dist', '.tsbuildinfo')).mtimeMs).toBe(0);
+  }, 180_000);
 });

@@ -1,0 +1,125 @@
+import ipaddr from 'ipaddr.js';
+import { normaliseAddress } from './address';
+
+/** The most entries a key's address list may hold (CONTRACT part 7). */
+export const MAX_ADDRESSES = 16;
+/**
+ * The explicit spelling of "from any address". A `/0` range (`0.0.0.0/0`, `::/0`) is refused: it is
+ * far more often a slip than an intention, and an unbound key must be visible as such in a record.
+ */
+export const ANY_ADDRESS = 'any';
+
+/**
+ * Normalises one entry of a key's address list: an IPv4 or IPv6 address (as `normaliseAddress`), or
+ * a CIDR range written as its network (`10.0.0.7/24` → `10.0.0.0/24`; IPv4-mapped IPv6 ranges as
+ * IPv4: `::ffff:10.0.0.0/104` → `10.0.0.0/8`; `/32` and `/128` as the plain address), or `any`.
+ * Returns the normalised entry, or why it is refused.
+ */
+export function normaliseAddressEntry(value: string): { ok: true; value: string } | { ok: false; message: string } {
+  if (value === ANY_ADDRESS) return { ok: true, value };
+  const slash = value.indexOf('/');
+  if (slash < 0) {
+    const address = normaliseAddress(value);
+    return address ? { ok: true, value: address } : { ok: false, message: `"${value}" is not an IPv4 or IPv6 address or CIDR range` };
+  }
+  const base = value.slice(0, slash);
+  const bits = value.slice(slash + 1);
+  const bad = { ok: false, message: `"${value}" is not an IPv4 or IPv6 address or CIDR range` } as const;
+  if (!/^[0-9]{1,3}$/.test(bits) || base.includes('%')) return bad;
+  if (!base.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(base)) return bad;
+  if (!ipaddr.isValid(base)) return bad;
+  let address = ipaddr.parse(base);
+  let prefix = Number(bits);
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+    if (prefix < 96) return { ok: false, message: `"${value}": an IPv4-mapped range needs a prefix of at least 96` };
+    address = (address as ipaddr.IPv6).toIPv4Address();
+    prefix -= 96;
+  }
+  const width = address.kind() === 'ipv4' ? 32 : 128;
+  if (prefix > width) return { ok: false, message: `"${value}": the prefix length is at most ${width}` };
+  if (prefix === 0) return { ok: false, message: `"${value}" allows every address; if that is meant, write "${ANY_ADDRESS}"` };
+  const network = address.kind() === 'ipv4'
+    ? ipaddr.IPv4.networkAddressFromCIDR(`${address.toString()}/${prefix}`)
+    : ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${prefix}`);
+  return { ok: true, value: prefix === width ? network.toString() : `${network.toString()}/${prefix}` };
+}
+
+/**
+ * Whether a client address is one a key may be used from. Built once per record (at load or cache
+ * fill), so a request costs a Set look-up for exact addresses plus one masked look-up per distinct
+ * prefix length among the key's ranges (at most 16): no parsing of the ranges per request.
+ */
+export interface AddressMatcher {
+  matches(clientIp: string): boolean;
+}
+
+const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/** The client address (normalised by the gateway) as an unsigned 32-bit number, or -1 if not IPv4. */
+function ipv4Number(ip: string): number {
+  const m = IPV4.exec(ip);
+  if (!m) return -1;
+  return ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
+}
+
+function ipv6BigInt(ip: string): bigint | undefined {
+  if (!ip.includes(':') || !ipaddr.IPv6.isValid(ip)) return undefined;
+  let n = 0n;
+  for (const part of ipaddr.IPv6.parse(ip).parts) n = (n << 16n) | BigInt(part);
+  return n;
+}
+
+const maskV4 = (n: number, prefix: number): number => (prefix === 0 ? 0 : (n >>> (32 - prefix)) >>> 0);
+
+/** Builds the matcher of a normalised address list (entries as `normaliseAddressEntry` gives them). */
+export function addressMatcher(entries: readonly string[]): AddressMatcher {
+  if (entries.includes(ANY_ADDRESS)) return { matches: () => true };
+  const exact = new Set<string>();
+  const v4 = new Map<number, Set<number>>();
+  const v6 = new Map<number, Set<bigint>>();
+  for (const entry of entries) {
+    const slash = entry.indexOf('/');
+    if (slash < 0) {
+      exact.add(entry);
+      continue;
+    }
+    const prefix = Number(entry.slice(slash + 1));
+    const base = entry.slice(0, slash);
+    if (base.includes(':')) {
+      const set = v6.get(prefix) ?? new Set<bigint>();
+      set.add(ipv6BigInt(base)! >> BigInt(128 - prefix));
+      v6.set(prefix, set);
+    } else {
+      const set = v4.get(prefix) ?? new Set<number>();
+      set.add(maskV4(ipv4Number(base), prefix));
+      v4.set(prefix, set);
+    }
+  }
+  const v4Ranges = [...v4.entries()];
+  const v6Ranges = [...v6.entries()].map(([prefix, set]) => [BigInt(128 - prefix), set] as const);
+  if (!v4Ranges.length && !v6Ranges.length) {
+    // The common case (one or a few plain addresses): a Set look-up, nothing else.
+    if (exact.size === 1) {
+      const only = entries[0]!;
+      return { matches: (ip) => ip === only };
+    }
+    return { matches: (ip) => exact.has(ip) };
+  }
+  return {
+    matches(ip) {
+      if (exact.has(ip)) return true;
+      if (v4Ranges.length) {
+        const n = ipv4Number(ip);
+        if (n >= 0) {
+          for (const [prefix, set] of v4Ranges) if (set.has(maskV4(n, prefix))) return true;
+          return false;
+        }
+      }
+      if (v6Ranges.length) {
+        const n = ipv6BigInt(ip);
+        if (n !== undefined) for (const [shift, set] of v6Ranges) if (set.has(n >> shift)) return true;
+      }
+      return false;
+    },
+  };
+}
