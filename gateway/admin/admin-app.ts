@@ -56,6 +56,11 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.get('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.show(id(req))));
   app.get('/admin/keys/:id/usage', async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
   app.patch('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
+  app.delete('/admin/keys/:id', async (req, res) => {
+    await admin.delete(id(req));
+    res.statusCode = 204;
+    res.end();
+  });
   app.post('/admin/keys/:id/pause', async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
   app.post('/admin/keys/:id/settle', async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
   app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
@@ -64,7 +69,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {
     '/admin/keys': 'GET, POST',
-    '/admin/keys/:id': 'GET, PATCH',
+    '/admin/keys/:id': 'GET, PATCH, DELETE',
     '/admin/keys/:id/usage': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
   };

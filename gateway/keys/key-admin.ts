@@ -7,7 +7,8 @@ import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
 import { PAGE } from './key-page';
-import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
+import { ANY_ADDRESS } from './address-list';
+import { addressesOf, checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -15,12 +16,17 @@ export interface KeyView {
   id: string;
   tier: string;
   countries: string[];
-  address: string;
+  /** The addresses and CIDR ranges the key may be used from (`any`: every address). */
+  addresses: string[];
+  /** The first release's field, kept for readers of it: present when the list is one plain address. */
+  address?: string;
   status: string;
   pause_reason?: string;
   limits: { per_minute: number; per_day: number; per_month: number };
   limit_overrides?: Partial<{ per_minute: number; per_day: number; per_month: number }>;
   previous_key_valid_until?: string;
+  expires_at?: string;
+  note?: string;
   created_at: string;
   updated_at: string;
 }
@@ -41,8 +47,14 @@ const LimitFields = {
   per_day: z.number().int().positive().optional(),
   per_month: z.number().int().positive().optional(),
 };
-const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true }).extend(LimitFields).strict();
-const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true }).partial().extend(LimitFields).strict();
+const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true })
+  .extend(LimitFields)
+  .strict();
+/** An update names the fields it changes; `expires_at: null` and `note: null` remove them. */
+const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true, addresses: true })
+  .partial()
+  .extend({ ...LimitFields, expires_at: KeyEntryFields.shape.expires_at.unwrap().nullable().optional(), note: KeyEntryFields.shape.note.unwrap().nullable().optional() })
+  .strict();
 type LimitInput = { limits?: Partial<Record<LimitName, number>> } & Partial<Record<LimitName, number>>;
 type LimitName = 'per_minute' | 'per_day' | 'per_month';
 const LIMIT_NAMES: readonly LimitName[] = ['per_minute', 'per_day', 'per_month'];
@@ -78,9 +90,9 @@ function parseInput<S extends z.ZodTypeAny>(schema: S, input: unknown): z.infer<
   throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${issue.message}`);
 }
 
-/** Normalises countries and address; a bad one is 400 `invalid_parameter` naming the field. */
-function checked<T extends Partial<KeyEntry>>(fields: T): T {
-  const result = checkKeyEntry(fields);
+/** Normalises countries and addresses; a bad one is 400 `invalid_parameter` naming the field. */
+function checked<T extends Partial<KeyEntry>>(fields: T, complete = false): T {
+  const result = checkKeyEntry(fields, complete);
   if (result.ok) return result.value;
   const parameter = String(result.issue.path[0]);
   throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${result.issue.message}`);
@@ -98,11 +110,13 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
   let config = initialConfig;
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
+    const addresses = addressesOf(s);
     return {
       id: s.id,
       tier: s.tier,
       countries: s.countries,
-      address: s.address,
+      addresses,
+      ...(addresses.length === 1 && !addresses[0]!.includes('/') && addresses[0] !== ANY_ADDRESS ? { address: addresses[0] } : {}),
       status: s.status,
       ...(s.pause_reason ? { pause_reason: s.pause_reason } : {}),
       limits: { per_minute: record.limits.perMinute, per_day: record.limits.perDay, per_month: record.limits.perMonth },
@@ -110,6 +124,8 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       ...(s.previous_key_sha256 && (s.previous_expires_at ?? 0) > Date.now()
         ? { previous_key_valid_until: new Date(s.previous_expires_at!).toISOString() }
         : {}),
+      ...(s.expires_at !== undefined ? { expires_at: s.expires_at } : {}),
+      ...(s.note !== undefined ? { note: s.note } : {}),
       created_at: s.created_at,
       updated_at: s.updated_at,
     };
@@ -172,6 +188,23 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
         return after;
       }
+    }
+    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
+  }
+
+  async function deleteNow(id: string): Promise<string[]> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      await redis.watch(redisKeys.record(id));
+      const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
+      if (!stored || stored.status !== 'revoked') {
+        await redis.unwatch();
+        if (!stored) throw unknownId(id);
+        throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `Key "${id}" is ${stored.status}: only a revoked key can be deleted (revoke it first).`);
+      }
+      const hashes = liveHashes(stored, 0);
+      const tx = redis.multi().del(redisKeys.record(id)).srem(redisKeys.ids, id);
+      for (const hash of hashes) tx.del(redisKeys.byHash(hash));
+      if ((await tx.exec()) !== null) return hashes;
     }
     throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
   }
@@ -250,7 +283,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
   return {
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
-      const fields = checked(parseInput(CreateSchema, input));
+      const fields = checked(parseInput(CreateSchema, input), true);
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
       await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
@@ -282,14 +315,20 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       return { id, windows: [row('minute', minute!, limits.perMinute), row('day', day!, limits.perDay), row('month', month!, limits.perMonth)] };
     },
     async set(id: string, input: unknown): Promise<KeyView> {
-      const fields = checked(parseInput(SetSchema, input));
-      return view(await update(id, (s) => ({
-        ...s,
-        ...(fields.tier ? { tier: fields.tier } : {}),
-        ...(fields.countries ? { countries: fields.countries } : {}),
-        ...(fields.address ? { address: fields.address } : {}),
-        ...overrides(fields, s.limits),
-      })));
+      const { expires_at: expiresAt, note, ...rest } = parseInput(SetSchema, input);
+      const fields = checked(rest);
+      return view(await update(id, (s) => {
+        const { address: _a, expires_at: _e, note: _n, ...kept } = s;
+        return {
+          ...kept,
+          ...(fields.tier ? { tier: fields.tier } : {}),
+          ...(fields.countries ? { countries: fields.countries } : {}),
+          addresses: fields.addresses ?? addressesOf(s),
+          ...overrides(fields, s.limits),
+          ...(expiresAt === undefined ? (s.expires_at !== undefined ? { expires_at: s.expires_at } : {}) : expiresAt === null ? {} : { expires_at: expiresAt }),
+          ...(note === undefined ? (s.note !== undefined ? { note: s.note } : {}) : note === null ? {} : { note }),
+        };
+      }));
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
       const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
@@ -323,6 +362,21 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
           : { ...rest, key_sha256: sha256Hex(key) };
       });
       return { id, key };
+    },
+    /**
+     * Removes a revoked record for good, which frees its id (CONTRACT part 7). Any other state is
+     * 400: a key in use is revoked first, so deleting never silently cuts a customer off. The id's
+     * counters go too, so a new key given the id starts from zero.
+     */
+    async delete(id: string): Promise<void> {
+      const hashes = await serialised(() => deleteNow(id));
+      await publish(hashes);
+      const keys = counterKeys(id, windowsAt(Date.now()));
+      try {
+        await redis.del(keys.minute, keys.day, keys.month);
+      } catch (err) {
+        logger?.warn({ err: (err as Error).message, key_id: id }, 'key deleted but its counters were not; they expire with their windows');
+      }
     },
     /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */
     updateConfig(next: GatewayConfig): void {

@@ -1,4 +1,5 @@
 import type { Limits, TierName } from '../config/gateway-config';
+import type { AddressMatcher } from './address-list';
 
 export type KeyStatus = 'active' | 'paused' | 'revoked';
 export type PauseReason = 'unpaid_renewal' | 'payment_dispute';
@@ -10,8 +11,10 @@ export interface KeyRecord {
   readonly tier: TierName;
   /** Upper-case alpha-2 codes. */
   readonly countries: ReadonlySet<string>;
-  /** Normalised address (IPv4-mapped IPv6 written as IPv4, IPv6 in RFC 5952 form). */
-  readonly address: string;
+  /** The addresses and ranges the key may be used from, precomputed for matching. */
+  readonly addresses: AddressMatcher;
+  /** From this instant (ms) on the key is refused with 401. */
+  readonly expiresAt?: number;
   readonly status: KeyStatus;
   readonly pauseReason?: PauseReason;
   /** Effective limits: the tier's defaults with the key's own overrides applied. */

@@ -4,10 +4,12 @@ import { readYamlFile } from '../config/yaml-file';
 import { formatIssuePath } from '../config/config-error';
 import { ConfigError } from '../config/config-error';
 import { normaliseCountry } from '../validation/iso-countries';
-import { normaliseAddress } from './address';
+import { MAX_ADDRESSES, normaliseAddressEntry, addressMatcher } from './address-list';
 import type { KeyRecord } from './key-record';
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** The longest `note` a record may carry. */
+export const MAX_NOTE = 500;
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
@@ -21,10 +23,20 @@ export const KeyEntryFields = z.object({
   key_sha256: z.string().regex(SHA256_HEX, 'must be the SHA-256 of the key value as 64 hex characters'),
   tier: z.enum(['standard', 'advanced']),
   countries: z.array(z.string()).min(1, 'must list at least one country'),
-  address: z.string(),
+  /** The first release's one address; read as a list of one (an entry has this or `addresses`). */
+  address: z.string().optional(),
+  addresses: z
+    .array(z.string())
+    .min(1, 'must list at least one address or range')
+    .max(MAX_ADDRESSES, `must list at most ${MAX_ADDRESSES} addresses or ranges`)
+    .optional(),
   status: z.enum(['active', 'paused', 'revoked']),
   pause_reason: z.enum(['unpaid_renewal', 'payment_dispute']).optional(),
   limits: LimitsSchema.partial().strict().optional(),
+  /** From this instant on the key is refused with 401 (RFC 3339 with an offset or Z). */
+  expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, e.g. 2027-01-31T00:00:00Z' }).optional(),
+  /** For operators only: never in an answer to a caller, never logged. */
+  note: z.string().max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`).optional(),
 });
 
 /**
@@ -48,11 +60,31 @@ export interface EntryIssue {
 
 /**
  * Checks and normalises what the structure cannot: countries are assigned ISO codes (upper-cased),
- * the address is an IP address (IPv4-mapped IPv6 written as IPv4), hashes are lower-case, a paused key
- * has a reason, rotation fields go together. Returns the normalised entry or the first issue.
+ * addresses are IP addresses or CIDR ranges (see normaliseAddressEntry), `address` becomes
+ * `addresses` (a list of one), hashes are lower-case, a paused key has a reason, rotation fields go
+ * together. A complete entry (not a partial update) must name its addresses. Returns the
+ * normalised entry or the first issue.
  */
-export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T): { ok: true; value: T } | { ok: false; issue: EntryIssue } {
+export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T, complete = false): { ok: true; value: T } | { ok: false; issue: EntryIssue } {
   const out: T = { ...entry };
+  if (entry.address !== undefined && entry.addresses !== undefined) {
+    return { ok: false, issue: { path: ['addresses'], message: 'give address or addresses, not both' } };
+  }
+  if (complete && entry.address === undefined && entry.addresses === undefined) {
+    return { ok: false, issue: { path: ['addresses'], message: 'is required: the IPv4/IPv6 addresses or CIDR ranges the key may be used from (or address, one of them)' } };
+  }
+  const given = entry.addresses ?? (entry.address !== undefined ? [entry.address] : undefined);
+  if (given) {
+    const field = entry.addresses ? 'addresses' : 'address';
+    const addresses: string[] = [];
+    for (let i = 0; i < given.length; i++) {
+      const result = normaliseAddressEntry(given[i]!);
+      if (!result.ok) return { ok: false, issue: { path: field === 'addresses' ? [field, i] : [field], message: result.message } };
+      if (!addresses.includes(result.value)) addresses.push(result.value);
+    }
+    delete out.address;
+    out.addresses = addresses;
+  }
   if (entry.countries) {
     const countries: string[] = [];
     for (let i = 0; i < entry.countries.length; i++) {
@@ -61,11 +93,6 @@ export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T): { ok: true
       countries.push(code);
     }
     out.countries = countries;
-  }
-  if (entry.address !== undefined) {
-    const address = normaliseAddress(entry.address);
-    if (!address) return { ok: false, issue: { path: ['address'], message: `"${entry.address}" is not an IPv4 or IPv6 address` } };
-    out.address = address;
   }
   if (entry.key_sha256 !== undefined) out.key_sha256 = entry.key_sha256.toLowerCase();
   if (entry.previous_key_sha256 !== undefined) out.previous_key_sha256 = entry.previous_key_sha256.toLowerCase();
@@ -98,7 +125,13 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if (e.tier !== 'standard' && e.tier !== 'advanced') return false;
   if (!Array.isArray(e.countries) || e.countries.length === 0) return false;
   for (const country of e.countries) if (typeof country !== 'string') return false;
-  if (typeof e.address !== 'string') return false;
+  if ('address' in e && typeof e.address !== 'string') return false;
+  if ('addresses' in e) {
+    if (!Array.isArray(e.addresses) || e.addresses.length === 0 || e.addresses.length > MAX_ADDRESSES) return false;
+    for (const address of e.addresses) if (typeof address !== 'string') return false;
+  }
+  if ('note' in e && (typeof e.note !== 'string' || e.note.length > MAX_NOTE)) return false;
+  if ('expires_at' in e) return false; // the schema's date-time rule decides
   if (e.status !== 'active' && e.status !== 'paused' && e.status !== 'revoked') return false;
   if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
   if ('limits' in e) {
@@ -126,6 +159,9 @@ function describeEntry(raw: unknown, path: ReadonlyArray<string | number>): stri
   return field.length ? `${entry}: field "${formatIssuePath(field)}"` : entry;
 }
 
+/** A record's address list, whichever way it was written (records stored before `addresses` have `address`). */
+export const addressesOf = (entry: Pick<KeyEntry, 'address' | 'addresses'>): string[] => entry.addresses ?? (entry.address !== undefined ? [entry.address] : []);
+
 /** Turns a validated entry into the record the gateway uses, applying the tier's default limits. */
 export function toKeyRecord(entry: KeyEntry, config: GatewayConfig): KeyRecord {
   const tierLimits = config.tiers[entry.tier];
@@ -134,8 +170,9 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig): KeyRecord {
     keySha256: entry.key_sha256,
     tier: entry.tier,
     countries: new Set(entry.countries),
-    address: entry.address,
+    addresses: addressMatcher(addressesOf(entry)),
     status: entry.status,
+    ...(entry.expires_at !== undefined ? { expiresAt: Date.parse(entry.expires_at) } : {}),
     ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
     limits: toLimits({
       per_minute: entry.limits?.per_minute ?? tierLimits.perMinute,
@@ -151,7 +188,7 @@ export function readKeysFile(file: string): KeyEntry[] {
   const ids = new Set<string>();
   const hashes = new Set<string>();
   return raw.keys.map((unchecked, index) => {
-    const checked = checkKeyEntry(unchecked);
+    const checked = checkKeyEntry(unchecked, true);
     if (!checked.ok) throw new ConfigError(`${file}: ${describeEntry(raw, ['keys', index, ...checked.issue.path])}: ${checked.issue.message}`);
     const entry = checked.value;
     if (ids.has(entry.id)) throw new ConfigError(`${file}: keys[${index}] (id ${entry.id}): field "id": duplicate id`);

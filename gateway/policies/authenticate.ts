@@ -18,7 +18,7 @@ function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
 
 /**
  * 401 `unauthenticated` unless `x-api-key` holds exactly one value whose SHA-256 names a key that is
- * not revoked. Unknown, revoked and malformed keys get the same answer. A value with this project's
+ * neither revoked nor past its `expires_at`. Unknown, revoked and malformed keys get the same answer. A value with this project's
  * prefix and a bad checksum is refused without a store look-up. A store that cannot answer gives
  * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
  */
@@ -26,6 +26,8 @@ export function authenticate(store: KeyStore): Step {
   const identify = (ctx: Parameters<Step>[0], lookup: Awaited<ReturnType<KeyStore['lookup']>>): void => {
     if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
     if (lookup.kind === 'not_found' || lookup.record.status === 'revoked') throw new ApiError('unauthenticated');
+    // An expired key is refused like a revoked one (CONTRACT part 7); checked per request, so a cached record expires on time.
+    if (lookup.record.expiresAt !== undefined && lookup.record.expiresAt <= Date.now()) throw new ApiError('unauthenticated');
     ctx.key = lookup.record;
   };
   return function authenticateKey(ctx) {

@@ -69,13 +69,17 @@ export const printJson = (ctx: CommandContext, value: unknown): void => ctx.out(
 export const RECORD_OPTIONS = {
   tier: { type: 'string', value: 'standard|advanced', help: 'the tier' },
   countries: { type: 'string', value: 'GB,FR', help: 'ISO 3166-1 alpha-2 codes, comma-separated' },
-  address: { type: 'string', value: 'ADDR', help: 'the one IPv4 or IPv6 address the key may be used from' },
+  addresses: { type: 'string', value: 'A,B', help: 'IPv4/IPv6 addresses or CIDR ranges the key may be used from, comma-separated, at most 16 ("any": every address)' },
+  address: { type: 'string', value: 'ADDR', help: 'one address or range (the first release\'s option; same as --addresses with one entry)' },
+  'expires-at': { type: 'string', value: 'TIME', help: 'RFC 3339 date-time from which the key is refused (401), e.g. 2027-01-31T00:00:00Z; with set, "none" removes it' },
+  note: { type: 'string', value: 'TEXT', help: 'free text for operators, at most 500 characters, never shown to callers; with set, "" removes it' },
   'per-minute': { type: 'string', value: 'N', help: "overrides the tier's per-minute limit" },
   'per-day': { type: 'string', value: 'N', help: "overrides the tier's daily quota" },
   'per-month': { type: 'string', value: 'N', help: "overrides the tier's monthly quota" },
 } as const satisfies Record<string, OptionSpec>;
 
-export function recordFields(ctx: CommandContext): Record<string, unknown> {
+/** The record options given, as an admin API body; `removable` (set): "none" / "" remove expires_at / note. */
+export function recordFields(ctx: CommandContext, removable = false): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const tier = stringOption(ctx, 'tier');
   if (tier !== undefined) out.tier = tier;
@@ -83,6 +87,12 @@ export function recordFields(ctx: CommandContext): Record<string, unknown> {
   if (countries !== undefined) out.countries = countries.split(',').map((c) => c.trim()).filter(Boolean);
   const address = stringOption(ctx, 'address');
   if (address !== undefined) out.address = address;
+  const addresses = stringOption(ctx, 'addresses');
+  if (addresses !== undefined) out.addresses = addresses.split(',').map((a) => a.trim()).filter(Boolean);
+  const expiresAt = stringOption(ctx, 'expires-at');
+  if (expiresAt !== undefined) out.expires_at = expiresAt === 'none' && removable ? null : expiresAt;
+  const note = stringOption(ctx, 'note');
+  if (note !== undefined) out.note = note === '' && removable ? null : note;
   const limits: Record<string, number> = {};
   for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
     const n = integerOption(ctx, name);

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createGateway, type AppDeps } from '../../gateway/app';
 import { createCursorCodec } from '../../gateway/cursor/cursor-codec';
+import { addressMatcher } from '../../gateway/keys/address-list';
 import type { KeyRecord } from '../../gateway/keys/key-record';
 import type { Counters } from '../../gateway/limits/counters';
 import { createMemoryCounters } from '../../gateway/limits/memory-counters';
@@ -25,7 +26,7 @@ const RECORD: KeyRecord = {
   keySha256: HASH,
   tier: 'advanced',
   countries: new Set(['GB']),
-  address: '127.0.0.1',
+  addresses: addressMatcher(['127.0.0.1']),
   status: 'active',
   limits: { perMinute: 1_000_000, perDay: 10_000_000, perMonth: 100_000_000 },
 };

@@ -54,10 +54,14 @@ export interface KeySpec {
   value: string;
   tier: Tier;
   countries: string[];
-  address: string;
+  /** One address (the first release's field); or `addresses`. */
+  address?: string;
+  addresses?: string[];
   status: 'active' | 'paused' | 'revoked';
   pause_reason?: 'unpaid_renewal' | 'payment_dispute';
   limits?: { per_minute?: number; per_day?: number; per_month?: number };
+  expires_at?: string;
+  note?: string;
 }
 
 /** Values shorter than this (e.g. a 1-character imported key) are too common to search for in text. */
@@ -104,11 +108,14 @@ export function keysFileText(keys: readonly KeySpec[]): string {
       key_sha256: sha256Hex(k.value),
       tier: k.tier,
       countries: k.countries,
-      address: k.address,
+      ...(k.address !== undefined ? { address: k.address } : {}),
+      ...(k.addresses !== undefined ? { addresses: k.addresses } : {}),
       status: k.status,
     };
     if (k.pause_reason) record.pause_reason = k.pause_reason;
     if (k.limits) record.limits = k.limits;
+    if (k.expires_at !== undefined) record.expires_at = k.expires_at;
+    if (k.note !== undefined) record.note = k.note;
     return record;
   });
   return stringify({ keys: records });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { normaliseAddress } from '../../gateway/keys/address';
 import { generateKeyValue, isPlausibleKeyValue, KEY_PREFIX, sha256Hex } from '../../gateway/keys/key-format';
-import { isWellFormedKeyEntry, KeyEntrySchema, loadKeysFile } from '../../gateway/keys/keys-file';
+import { isWellFormedKeyEntry, KeyEntrySchema, loadKeysFile, readKeysFile } from '../../gateway/keys/keys-file';
 import { createFileKeyStore } from '../../gateway/keys/file-key-store';
 import { ConfigError } from '../../gateway/config/config-error';
 
@@ -61,7 +61,8 @@ describe('keys file', () => {
     const [k1, k2] = loadKeysFile(file, config).map((k) => k.record);
     expect([...k1!.countries]).toEqual(['GB', 'FR']);
     expect(k1!.limits).toEqual(config.tiers.standard);
-    expect(k2!.address).toBe('10.0.0.1');
+    expect(k2!.addresses.matches('10.0.0.1')).toBe(true);
+    expect(readKeysFile(file)[1]!.addresses).toEqual(['10.0.0.1']);
     expect(k2!.limits).toEqual({ perMinute: 60, perDay: 5, perMonth: 10000 });
     const store = createFileKeyStore([{ record: k1! }, { record: k2! }]);
     expect(store.lookup(sha256Hex('v2'))).toMatchObject({ kind: 'found', record: { id: 'k2' } });

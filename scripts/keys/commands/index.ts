@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { create } from './create';
+import { deleteKey } from './delete';
 import { generate } from './generate';
 import { hash } from './hash';
 import { importFile } from './import';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   pause,
   settle,
   revoke,
+  deleteKey,
   roll,
   importFile,
   generate,

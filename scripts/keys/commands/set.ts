@@ -2,11 +2,11 @@ import { printJson, RECORD_OPTIONS, recordFields, type Command } from '../comman
 
 export const set: Command = {
   name: 'set',
-  synopsis: 'ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]',
+  synopsis: 'ID [--tier ..] [--countries ..] [--addresses ..] [--expires-at TIME|none] [--note TEXT] [--per-minute N] [--per-day N] [--per-month N]',
   summary: 'changes a key record; prints it',
   options: RECORD_OPTIONS,
   positionals: [1, 1],
   async run(ctx) {
-    printJson(ctx, await (await ctx.keyAdmin()).set(ctx.args[0]!, recordFields(ctx)));
+    printJson(ctx, await (await ctx.keyAdmin()).set(ctx.args[0]!, recordFields(ctx, true)));
   },
 };
