@@ -38,6 +38,8 @@ const EnvSchema = z.object({
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
+  USAGE_FLUSH_MS: positiveInt(2000),
   TRUST_PROXY: z
     .string()
     .optional()
