@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type Redis from 'ioredis';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 import { UsageError, type Command, type CommandContext } from './command';
 import { COMMANDS } from './commands';
@@ -87,15 +88,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (parsed.positionals.length < min) throw new UsageError(`${command.name} needs ${command.synopsis.split(' ').slice(0, min).join(' ')}`, command.name);
   if (parsed.positionals.length > max) throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[max]}"`, command.name);
 
-  let store: { admin: KeyAdmin; close(): void } | undefined;
+  let store: { admin: KeyAdmin; redis: Redis; close(): void } | undefined;
+  const open = async () => {
+    // Loaded here, not at the top: help and the file commands never load ioredis or the configuration.
+    store ??= await (await import('./store')).openKeyAdmin();
+    return store;
+  };
   const ctx: CommandContext = {
     args: parsed.positionals,
     options: parsed.values,
-    async keyAdmin() {
-      // Loaded here, not at the top: help and the file commands never load ioredis or the configuration.
-      store ??= await (await import('./store')).openKeyAdmin();
-      return store.admin;
-    },
+    keyAdmin: async () => (await open()).admin,
+    redis: async () => (await open()).redis,
     out,
     stdin: readStdin,
   };

@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import type Redis from 'ioredis';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 
 /** A mistake in the command line: printed as one line (and the command's usage), exit code 1. */
@@ -24,6 +25,8 @@ export interface CommandContext {
   readonly options: Readonly<Record<string, string | boolean | undefined>>;
   /** The Redis key store's admin, connected on first use (from REDIS_URL); closed when the command ends. */
   keyAdmin(): Promise<KeyAdmin>;
+  /** The same Redis connection, for other stores kept there (usage history). */
+  redis(): Promise<Redis>;
   /** Writes to stdout. */
   out(text: string): void;
   /** Reads stdin to its end. */

@@ -1,3 +1,4 @@
+import type Redis from 'ioredis';
 import pino from 'pino';
 import { parseEnv } from '../../gateway/config/env';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
@@ -9,7 +10,7 @@ import { UsageError } from './command';
 const COMMAND_TIMEOUT_MS = 5000;
 
 /** The Redis key store, connected from the environment; `close` ends the connection. */
-export async function openKeyAdmin(): Promise<{ admin: KeyAdmin; close(): void }> {
+export async function openKeyAdmin(): Promise<{ admin: KeyAdmin; redis: Redis; close(): void }> {
   const env = parseEnv();
   if (!env.REDIS_URL) throw new UsageError('REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
   const config = loadGatewayConfig(env.GATEWAY_CONFIG);
@@ -18,5 +19,5 @@ export async function openKeyAdmin(): Promise<{ admin: KeyAdmin; close(): void }
     redis.disconnect();
     throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
   }
-  return { admin: createKeyAdmin(redis, config), close: () => redis.disconnect() };
+  return { admin: createKeyAdmin(redis, config), redis, close: () => redis.disconnect() };
 }

@@ -6,6 +6,7 @@ import { hash } from './hash';
 import { importFile } from './import';
 import { list } from './list';
 import { pause } from './pause';
+import { report } from './report';
 import { revoke } from './revoke';
 import { roll } from './roll';
 import { set } from './set';
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   list,
   show,
   usage,
+  report,
   set,
   pause,
   settle,

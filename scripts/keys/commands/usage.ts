@@ -1,11 +1,24 @@
-import { printJson, type Command } from '../command';
+import { printJson, stringOption, UsageError, type Command } from '../command';
 
 export const usage: Command = {
   name: 'usage',
-  synopsis: 'ID',
+  synopsis: 'ID [--days N]',
   summary: "a key's current counters (minute, day, month) with their limits and reset times",
+  details: 'With --days N: accepted and refused requests per UTC day, the last N days (today included), as a table.',
+  options: { days: { type: 'string', value: 'N', help: 'the usage history of the last N UTC days instead of the counters' } },
   positionals: [1, 1],
   async run(ctx) {
-    printJson(ctx, await (await ctx.keyAdmin()).usage(ctx.args[0]!));
+    const admin = await ctx.keyAdmin();
+    const id = ctx.args[0]!;
+    const days = stringOption(ctx, 'days');
+    if (days === undefined) return printJson(ctx, await admin.usage(id));
+    await admin.show(id); // an unknown id is an error, not an empty table
+    const [{ createRedisUsageStore }, { usageTable, UsageArgumentError }] = await Promise.all([import('../../../gateway/usage/redis-usage-store'), import('../../../gateway/usage/usage-cli')]);
+    try {
+      ctx.out(await usageTable(createRedisUsageStore(await ctx.redis()), id, days));
+    } catch (err) {
+      if (err instanceof UsageArgumentError) throw new UsageError(err.message, 'usage');
+      throw err;
+    }
   },
 };
