@@ -85,7 +85,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const [min, max] = command.positionals ?? [0, 0];
-  if (parsed.positionals.length < min) throw new UsageError(`${command.name} needs ${command.synopsis.split(' ').slice(0, min).join(' ')}`, command.name);
+  if (parsed.positionals.length < min) throw new UsageError(`${command.name}: missing argument (usage: ${commandSynopsis(command)})`, command.name);
   if (parsed.positionals.length > max) throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[max]}"`, command.name);
 
   let store: { admin: KeyAdmin; redis: Redis; close(): void } | undefined;

@@ -235,6 +235,7 @@ describe('operator tools', () => {
     }
   });
 
+  // A dozen CLI processes: generous on a loaded machine.
   it('the CLI prints a created key once, stores only its hash, and refuses bad input with one line', async () => {
     const value = await createKey(['--id', 'cli-shape', '--tier', 'advanced', '--countries', 'gb,fr', '--address', '::ffff:127.0.0.1']);
     expect(value).toMatch(/^plk_[0-9A-Za-z]{49}$/);
@@ -274,7 +275,7 @@ describe('operator tools', () => {
     const usage = JSON.parse((await cli(['usage', 'burst-minute'])).stdout) as { windows: Array<{ window: string; used: number }> };
     // The day window: the minute of the burst may be over by now on a loaded machine.
     expect(usage.windows.find((w) => w.window === 'day')!.used).toBe(137);
-  });
+  }, 120_000);
 
   it('the admin API refuses a missing or wrong token with 401 and never shows a hash or value', async () => {
     for (const token of ['', 'wrong-token-wrong-token']) {
@@ -307,9 +308,13 @@ describe('operator tools', () => {
     const bad = await admin('POST', '/admin/keys', { id: 'bad', tier: 'standard', countries: ['GB'], address: 'nowhere' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'address' });
-    const wrongMethod = await admin('DELETE', '/admin/keys/api-shape');
+    const wrongMethod = await admin('PUT', '/admin/keys/api-shape');
     expect(wrongMethod.status).toBe(405);
-    expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH');
+    expect(wrongMethod.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    // DELETE is for revoked keys only: an active one is refused, not removed.
+    const deleteActive = await admin('DELETE', '/admin/keys/api-shape');
+    expect(deleteActive.status).toBe(400);
+    expect(await deleteActive.json()).toMatchObject({ error: 'invalid_parameter', parameter: 'id' });
     // State changes on an unknown id, a bad reason, a duplicate id: the same {error, message} form.
     for (const action of ['pause', 'settle', 'revoke', 'roll']) {
       const input = action === 'pause' ? { reason: 'payment_dispute' } : action === 'roll' ? { grace_seconds: 0 } : {};

@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { add } from './add';
 import { create } from './create';
 import { deleteKey } from './delete';
 import { generate } from './generate';
@@ -13,6 +14,7 @@ import { set } from './set';
 import { settle } from './settle';
 import { show } from './show';
 import { usage } from './usage';
+import { validate } from './validate';
 
 /**
  * Every command of the keys CLI, in the order `keys help` lists them. A new command is one file in
@@ -31,6 +33,8 @@ export const COMMANDS: readonly Command[] = [
   deleteKey,
   roll,
   importFile,
+  validate,
+  add,
   generate,
   hash,
 ];
