@@ -100,6 +100,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     keyAdmin: async () => (await open()).admin,
     redis: async () => (await open()).redis,
     out,
+    commands: COMMANDS,
     stdin: readStdin,
   };
   try {

@@ -29,6 +29,8 @@ export interface CommandContext {
   redis(): Promise<Redis>;
   /** Writes to stdout. */
   out(text: string): void;
+  /** Every command of the CLI (for commands about the CLI itself, such as completion). */
+  readonly commands: readonly Command[];
   /** Reads stdin to its end. */
   stdin(): Promise<string>;
 }

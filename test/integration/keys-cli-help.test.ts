@@ -52,6 +52,21 @@ describe('keys CLI help', () => {
     }
   });
 
+  it('keys completion prints a bash completion script generated from the command table', () => {
+    const script = keys(['completion']);
+    expect(script.code).toBe(0);
+    const file = path.join(makeTempDir(), 'keys-completion.bash');
+    fs.writeFileSync(file, script.stdout);
+    const complete = (words: string[]): string[] => {
+      const r = spawnSync('bash', ['-c', `source '${file}'; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _listings_keys; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' });
+      return r.stdout.split('\n').filter(Boolean).sort();
+    };
+    expect(complete(['keys', 'pa'])).toEqual(['pause']);
+    expect(complete(['keys', ''])).toEqual([...COMMANDS.map((c) => c.name), 'help'].sort());
+    expect(complete(['keys', 'pause', '--'])).toEqual(['--file', '--help', '--reason']);
+    expect(complete(['keys', 'help', 're'])).toEqual(['report', 'revoke']);
+  });
+
   it('a store command without REDIS_URL says so in one line', () => {
     const r = keys(['list']);
     expect(r.code).toBe(1);

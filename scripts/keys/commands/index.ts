@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { add } from './add';
+import { completion } from './completion';
 import { create } from './create';
 import { deleteKey } from './delete';
 import { generate } from './generate';
@@ -37,4 +38,5 @@ export const COMMANDS: readonly Command[] = [
   add,
   generate,
   hash,
+  completion,
 ];
