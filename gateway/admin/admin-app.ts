@@ -1,8 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
+import type { OperatorRegistry } from '../operators/operator-tokens';
+import { bearerOperator, permit } from '../operators/require-role';
 import { sendError, sendJson } from '../send';
 
 const isCallersMistake = (err: unknown): boolean => {
@@ -10,25 +11,13 @@ const isCallersMistake = (err: unknown): boolean => {
   return typeof status === 'number' && status >= 400 && status < 500;
 };
 
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-
-/** 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time. */
-function requireToken(token: string): RequestHandler {
-  const expected = digest(token);
-  return function checkAdminToken(req, _res, next) {
-    const header = req.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!timingSafeEqual(digest(given), expected) || given.length === 0) throw new ApiError('unauthenticated', {}, undefined, 'A valid admin bearer token is required.');
-    next();
-  };
-}
-
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
  * JSON in and out; errors in the public `{error, message}` form. It never shows a hash or a key
- * value, except the new value in the answer to create and roll.
+ * value, except the new value in the answer to create and roll. Every call needs an operator token;
+ * its role decides which calls it may make (gateway/operators/roles.ts), else 403 `forbidden`.
  */
-export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): Express {
+export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -36,21 +25,21 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.set('strict routing', true);
   app.set('query parser', false);
 
-  app.use(requireToken(token));
+  app.use(bearerOperator(operators));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
   const body = (req: express.Request): Record<string, unknown> =>
     typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const id = (req: express.Request): string => req.params.id as string;
 
-  app.post('/admin/keys', async (req, res) => sendJson(res, 201, await admin.create(body(req))));
-  app.get('/admin/keys', async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
-  app.get('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.show(id(req))));
-  app.get('/admin/keys/:id/usage', async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
-  app.patch('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
-  app.post('/admin/keys/:id/pause', async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
-  app.post('/admin/keys/:id/settle', async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
-  app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
-  app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
+  app.post('/admin/keys', permit('issue'), async (req, res) => sendJson(res, 201, await admin.create(body(req))));
+  app.get('/admin/keys', permit('read'), async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
+  app.get('/admin/keys/:id', permit('read'), async (req, res) => sendJson(res, 200, await admin.show(id(req))));
+  app.get('/admin/keys/:id/usage', permit('read'), async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
+  app.patch('/admin/keys/:id', permit('manage'), async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
+  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
+  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
+  app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
+  app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {

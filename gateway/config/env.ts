@@ -36,6 +36,8 @@ const EnvSchema = z.object({
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** YAML list of named operator tokens (name, token_sha256, role); hot-reloaded. */
+  ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   TRUST_PROXY: z
     .string()
     .optional()
@@ -60,6 +62,9 @@ function checkCombinations(env: Env): void {
   }
   if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
     throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
+  }
+  if (env.ADMIN_TOKENS_FILE && env.KEY_STORE !== 'redis') {
+    throw new ConfigError('environment variable ADMIN_TOKENS_FILE: the admin API manages the Redis key store; set KEY_STORE=redis');
   }
 }
 
