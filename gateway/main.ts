@@ -117,7 +117,9 @@ async function main(): Promise<void> {
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-  const keyAdmin = adminOn ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger) : undefined;
+  const keyAdmin = adminOn ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger, {
+    maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS,
+  }) : undefined;
 
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(

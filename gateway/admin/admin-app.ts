@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
 import type { OperatorRegistry } from '../operators/operator-tokens';
-import { bearerOperator, permit } from '../operators/require-role';
+import { runAs } from '../audit/actor';
+import { parseAuditQuery } from '../audit/audit-query';
+import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { sendError, sendJson } from '../send';
 
 const isCallersMistake = (err: unknown): boolean => {
@@ -26,6 +28,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.set('query parser', false);
 
   app.use(bearerOperator(operators));
+  // Every change this request makes is recorded as this operator's, through the admin API.
+  app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
   const body = (req: express.Request): Record<string, unknown> =>
     typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
@@ -40,12 +44,17 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
   app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
+  app.get('/admin/audit', permit('read'), async (req, res) => {
+    const query = parseAuditQuery(new URL(req.originalUrl, 'http://admin').searchParams);
+    sendJson(res, 200, await admin.readAudit(query));
+  });
 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {
     '/admin/keys': 'GET, POST',
     '/admin/keys/:id': 'GET, PATCH',
     '/admin/keys/:id/usage': 'GET',
+    '/admin/audit': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
   };
   for (const [path, allow] of Object.entries(methodsByPath)) {

@@ -36,6 +36,9 @@ const EnvSchema = z.object({
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Audit log retention (Redis key store): the oldest entries go once either bound is passed. */
+  AUDIT_RETENTION_DAYS: positiveInt(400),
+  AUDIT_MAX_ENTRIES: positiveInt(1_000_000),
   /** YAML list of named operator tokens (name, token_sha256, role); hot-reloaded. */
   ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   TRUST_PROXY: z
