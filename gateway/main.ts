@@ -22,6 +22,9 @@ import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createConsoleRouter } from './console/console-app';
+import { redisConsoleStore } from './console/console-store';
+import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
@@ -33,6 +36,8 @@ import type { UpstreamFailure } from './upstream/outcome';
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Start-up waits this long for Redis before serving anyway (degraded: /readyz says so). */
 const REDIS_STARTUP_WAIT_MS = 3_000;
+/** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
+const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
@@ -162,7 +167,14 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (adminOn) {
-    const admin = createServer(createAdminApp(keyAdmin!, operators, logger));
+    const consoleRouter = createConsoleRouter({
+      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+      operators,
+      sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
+      sessionTtlMs: CONSOLE_SESSION_TTL_MS,
+      logger,
+    });
+    const admin = createServer(createAdminApp(keyAdmin!, operators, logger, consoleRouter));
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
@@ -19,7 +19,7 @@ const isCallersMistake = (err: unknown): boolean => {
  * value, except the new value in the answer to create and roll. Every call needs an operator token;
  * its role decides which calls it may make (gateway/operators/roles.ts), else 403 `forbidden`.
  */
-export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger): Express {
+export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, consoleRouter?: Router): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -27,6 +27,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.set('strict routing', true);
   app.set('query parser', false);
 
+  // The console signs in with a session cookie, not a bearer token: it is mounted before the check.
+  if (consoleRouter) app.use('/console', consoleRouter);
   app.use(bearerOperator(operators));
   // Every change this request makes is recorded as this operator's, through the admin API.
   app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));

@@ -67,6 +67,8 @@ export interface OperatorRegistry {
   authenticate(token: string): Operator | undefined;
   /** The operator of this name now (a session re-checks it: a removed token ends its sessions). */
   byName(name: string): Operator | undefined;
+  /** The entry of this name now, with its token's digest (a console session checks the token is unchanged). */
+  entry(name: string): OperatorTokenEntry | undefined;
   /** Hot reload: swaps the file's entries in one assignment. */
   replace(fileEntries: readonly OperatorTokenEntry[]): void;
 }
@@ -93,6 +95,9 @@ export function createOperatorRegistry(adminToken: string | undefined, fileEntri
     byName(name) {
       const entry = entries.find((e) => e.name === name);
       return entry ? { name: entry.name, role: entry.role } : undefined;
+    },
+    entry(name) {
+      return entries.find((e) => e.name === name);
     },
     replace(next) {
       entries = [...fromEnv, ...next];
