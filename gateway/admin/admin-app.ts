@@ -19,7 +19,19 @@ const isCallersMistake = (err: unknown): boolean => {
  * value, except the new value in the answer to create and roll. Every call needs an operator token;
  * its role decides which calls it may make (gateway/operators/roles.ts), else 403 `forbidden`.
  */
-export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, consoleRouter?: Router): Express {
+/**
+ * Paths other capabilities add to the admin API (usage history, webhooks), with their methods for
+ * 405s. They run after the token check, so any operator reaches them; a route that changes
+ * something must check its role itself with `permit` (gateway/operators/require-role.ts).
+ */
+export interface AdminExtensions {
+  readonly routers?: readonly Router[];
+  readonly methods?: Readonly<Record<string, string>>;
+  /** The operator console, mounted at /console before the bearer check (it signs in with a session). */
+  readonly console?: Router;
+}
+
+export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, extensions: AdminExtensions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -28,7 +40,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.set('query parser', false);
 
   // The console signs in with a session cookie, not a bearer token: it is mounted before the check.
-  if (consoleRouter) app.use('/console', consoleRouter);
+  if (extensions.console) app.use('/console', extensions.console);
   app.use(bearerOperator(operators));
   // Every change this request makes is recorded as this operator's, through the admin API.
   app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
@@ -50,6 +62,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     const query = parseAuditQuery(new URL(req.originalUrl, 'http://admin').searchParams);
     sendJson(res, 200, await admin.readAudit(query));
   });
+  for (const router of extensions.routers ?? []) app.use(permit('read'), router);
 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {
@@ -58,6 +71,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     '/admin/keys/:id/usage': 'GET',
     '/admin/audit': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
+    ...extensions.methods,
   };
   for (const [path, allow] of Object.entries(methodsByPath)) {
     app.all(path, (_req, res) => sendError(res, new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.'), allow));

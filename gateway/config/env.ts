@@ -27,6 +27,8 @@ const EnvSchema = z.object({
     .pipe(z.array(base64url32)),
   CURSOR_TTL_SECONDS: positiveInt(3600),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
+  /** A connection whose written answers make no progress to the client for this long is closed. */
+  WRITE_STALL_TIMEOUT_MS: positiveInt(30000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A Redis command unanswered after this long fails; counting falls back to the instance. */
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),
@@ -41,6 +43,8 @@ const EnvSchema = z.object({
   AUDIT_MAX_ENTRIES: positiveInt(1_000_000),
   /** YAML list of named operator tokens (name, token_sha256, role); hot-reloaded. */
   ADMIN_TOKENS_FILE: z.string().min(1).optional(),
+  /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
+  USAGE_FLUSH_MS: positiveInt(2000),
   TRUST_PROXY: z
     .string()
     .optional()

@@ -80,7 +80,7 @@ ${(['minute', 'day', 'month'] as const).map((w) => html`<tr><td>${w === 'day' ? 
 </tbody>
 </table>
 <h2>Usage history</h2>
-<p class="muted">Daily history and monthly reports are not recorded by this version of the gateway; they will be shown here once they are.</p>
+<p class="muted">Not shown in the console yet: read the daily history with <code>keys usage ${k.id} --days 30</code> or <code>GET /admin/keys/${k.id}/usage/daily</code>.</p>
 <h2>Recent changes</h2>
 ${auditTable(d.audit, d.audit.length ? 'The last changes to this key, newest first.' : 'No recorded changes.')}
 <p><a href="/console/audit?key_id=${encodeURIComponent(k.id)}">All changes to this key</a></p>`);
