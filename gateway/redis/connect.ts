@@ -22,10 +22,6 @@ export function connectRedis(url: string, logger: Logger, role: string, options:
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
     lazyConnect: false,
-    // ioredis re-subscribes on reconnection with a promise nobody can catch: a connection lost again
-    // at that moment rejected it unhandled and ended the process (seen on Node 22 under Redis resets).
-    // The key store subscribes again itself on every 'ready', with its failure handled.
-    autoResubscribe: false,
   });
   let connected = false;
   client.on('ready', () => {
