@@ -1,4 +1,6 @@
+import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { runAs } from '../../gateway/audit/actor';
 import type Redis from 'ioredis';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 import { UsageError, type Command, type CommandContext } from './command';
@@ -103,8 +105,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     commands: COMMANDS,
     stdin: readStdin,
   };
+  // The CLI has no token: its changes are recorded in the audit log as the OS user on this host.
+  const actor = { name: `cli:${os.userInfo().username}@${os.hostname()}`, channel: 'cli' } as const;
   try {
-    await command.run(ctx);
+    await runAs(actor, () => command.run(ctx));
     return 0;
   } finally {
     store?.close();

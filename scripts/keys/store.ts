@@ -19,5 +19,6 @@ export async function openKeyAdmin(): Promise<{ admin: KeyAdmin; redis: Redis; c
     redis.disconnect();
     throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
   }
-  return { admin: createKeyAdmin(redis, config), redis, close: () => redis.disconnect() };
+  const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS });
+  return { admin, redis, close: () => redis.disconnect() };
 }

@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { add } from './add';
+import { audit } from './audit';
 import { completion } from './completion';
 import { create } from './create';
 import { deleteKey } from './delete';
@@ -34,6 +35,7 @@ export const COMMANDS: readonly Command[] = [
   deleteKey,
   roll,
   importFile,
+  audit,
   validate,
   add,
   generate,
