@@ -115,7 +115,7 @@ describe('each change through the admin API is one entry, attributed to the toke
     ]);
     const [create, change, pause, settle, roll, revoke] = entries.map((e) => e.changes);
     expect(create).toEqual({
-      address: { before: null, after: '127.0.0.1' }, countries: { before: null, after: ['GB'] }, id: { before: null, after: 'api-key' },
+      addresses: { before: null, after: ['127.0.0.1'] }, countries: { before: null, after: ['GB'] }, id: { before: null, after: 'api-key' },
       status: { before: null, after: 'active' }, tier: { before: null, after: 'standard' },
     });
     expect(change).toEqual({ countries: { before: ['GB'], after: ['GB', 'FR'] }, limits: { before: null, after: { per_day: 500 } } });
@@ -156,7 +156,8 @@ describe('each change through the CLI is one entry, attributed to cli:<user>@<ho
     expect(entries.map((e) => [e.actor, e.channel, e.action])).toEqual(
       ['create', 'change', 'pause', 'settle', 'roll', 'revoke'].map((action) => [CLI_ACTOR, 'cli', action]),
     );
-    expect(entries[1]!.changes).toEqual({ address: { before: '127.0.0.1', after: '127.0.0.2' }, tier: { before: 'advanced', after: 'standard' } });
+    // Records hold `addresses` (CONTRACT part 7); `--address` is a list of one.
+    expect(entries[1]!.changes).toEqual({ addresses: { before: ['127.0.0.1'], after: ['127.0.0.2'] }, tier: { before: 'advanced', after: 'standard' } });
     expect(entries[4]!.changes).toEqual({}); // roll with no grace: the value changed, no visible field did
     const imported = await entriesFor('imported-key');
     expect(imported.map((e) => [e.actor, e.channel, e.action])).toEqual([[CLI_ACTOR, 'cli', 'import']]);
