@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../gateway/config/config-error';
 import { parseEnv } from '../gateway/config/env';
-import { loadGatewayConfig } from '../gateway/config/gateway-config';
+import { isLimitValue, loadGatewayConfig, MAX_LIMIT } from '../gateway/config/gateway-config';
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
@@ -35,8 +35,9 @@ const OPTIONS = {
 
 function integer(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value}"`);
-  return Number(value);
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !isLimitValue(n)) throw new UsageError(`--${name} must be a whole number from 1 to ${MAX_LIMIT}, got "${value.slice(0, 40)}"`);
+  return n;
 }
 
 /** The options shared by create and set, as the admin API's snake_case body. */

@@ -2,11 +2,26 @@ import { z } from 'zod';
 import { normaliseCountry } from '../validation/iso-countries';
 import { readYamlFile } from './yaml-file';
 
+/**
+ * The largest limit or quota: the largest integer a structured-field header can carry (RFC 8941:
+ * 15 digits, for `RateLimit-Policy`'s `q=`), and well inside exact (safe-integer) arithmetic.
+ */
+export const MAX_LIMIT = 999_999_999_999_999;
+const LIMIT_MESSAGE = `must be a whole number from 1 to ${MAX_LIMIT}`;
+/** One limit or quota, wherever one is accepted (gateway config, keys file, admin API, CLI). */
+export const LimitValueSchema = z
+  .number({ invalid_type_error: LIMIT_MESSAGE })
+  .int(LIMIT_MESSAGE)
+  .min(1, LIMIT_MESSAGE)
+  .max(MAX_LIMIT, LIMIT_MESSAGE);
+/** True for a value LimitValueSchema accepts (fast path of the keys file). */
+export const isLimitValue = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_LIMIT;
+
 export const LimitsSchema = z
   .object({
-    per_minute: z.number().int().positive(),
-    per_day: z.number().int().positive(),
-    per_month: z.number().int().positive(),
+    per_minute: LimitValueSchema,
+    per_day: LimitValueSchema,
+    per_month: LimitValueSchema,
   })
   .strict();
 
