@@ -8,7 +8,7 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
@@ -24,6 +24,7 @@ import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
 import { connectRedis, whenReady } from './redis/connect';
+import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { createListingStores } from './upstream/listing-stores';
@@ -112,7 +113,9 @@ async function main(): Promise<void> {
   const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
   const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
   const gateway = createGateway({
+    refusedAuth,
     logger,
     metrics,
     keyStore,
@@ -139,6 +142,8 @@ async function main(): Promise<void> {
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
+        const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
+        if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
         insights.update(nextConfig.insightsUpstream);
       };
     },

@@ -53,6 +53,15 @@ const GatewayConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The unauthenticated budget: refused authentications (401) one address may cause per UTC minute
+     * before its requests are answered 429 `rate_limited` until the minute ends. Absent: the default
+     * (DEFAULT_REFUSED_AUTH_PER_MINUTE); 0: off.
+     */
+    refused_authentication: z
+      .object({ per_address_per_minute: z.number().int('must be a whole number').min(0, 'must be 0 (off) or more').max(1_000_000, 'must be at most 1000000') })
+      .strict()
+      .optional(),
     /** The insights area. Absent: `/v1/insights/*` answers 503 `not_configured` to Advanced keys. */
     insights: z.object({ upstream: httpUrl }).strict().optional(),
   })
@@ -69,8 +78,13 @@ export interface StoreRoutes {
   readonly defaultUrl?: string;
   readonly byCountry: Readonly<Record<string, string>>;
 }
+/** Refused authentications per address and minute when the config says nothing. */
+export const DEFAULT_REFUSED_AUTH_PER_MINUTE = 60;
+
 export interface GatewayConfig {
   readonly tiers: Readonly<Record<TierName, Limits>>;
+  /** The unauthenticated budget per address and UTC minute (0: off); absent: the default. */
+  readonly refusedAuthPerMinute?: number;
   readonly stores: StoreRoutes;
   readonly insightsUpstream?: string;
 }
@@ -90,6 +104,7 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
   return Object.freeze({
     tiers: Object.freeze({ standard: toLimits(raw.tiers.standard), advanced: toLimits(raw.tiers.advanced) }),
     stores: Object.freeze(stores),
+    refusedAuthPerMinute: raw.refused_authentication?.per_address_per_minute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE,
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
   });
 }
