@@ -152,6 +152,9 @@ export function writeListingsFile(listings: readonly unknown[], format: 'json' |
   return writeTempFile(format === 'json' ? 'listings.json' : 'listings.ndjson', text, dir);
 }
 
+/** The kit gateways' INSIGHTS_IDENTITY_SECRET (required when a suite configures insights). */
+export const KIT_INSIGHTS_SECRET = randomBytes(32).toString('base64url');
+
 /** base64url of 32 random bytes: a valid CURSOR_SECRET. */
 export const cursorSecret = (): string => randomBytes(32).toString('base64url');
 
@@ -190,6 +193,7 @@ export async function startGateway(o: GatewayOptions): Promise<Proc> {
       KEYS_FILE: o.keysFile,
       GATEWAY_CONFIG: o.gatewayConfig,
       CURSOR_SECRET: o.cursorSecret ?? cursorSecret(),
+      INSIGHTS_IDENTITY_SECRET: KIT_INSIGHTS_SECRET,
       LOG_LEVEL: 'info',
       ...o.env,
     }),
@@ -230,6 +234,7 @@ export function gatewayEnv(keysFile: string, gatewayConfig: string, extra: Recor
     KEYS_FILE: keysFile,
     GATEWAY_CONFIG: gatewayConfig,
     CURSOR_SECRET: cursorSecret(),
+    INSIGHTS_IDENTITY_SECRET: KIT_INSIGHTS_SECRET,
     LOG_LEVEL: 'info',
     ...extra,
   };
