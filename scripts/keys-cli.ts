@@ -42,8 +42,14 @@ const OPTIONS = {
 
 function integer(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !isLimitValue(n)) throw new UsageError(`--${name} must be a whole number from 1 to ${MAX_LIMIT}, got "${value.slice(0, 40)}"`);
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value.slice(0, 40)}"`);
+  return Number(value);
+}
+
+/** A limit or quota option: bounded like every limit (gateway-config.ts LimitValueSchema). */
+function limit(name: string, value: string | undefined): number | undefined {
+  const n = integer(name, value);
+  if (n !== undefined && !isLimitValue(n)) throw new UsageError(`--${name} must be a whole number from 1 to ${MAX_LIMIT}, got "${value!.slice(0, 40)}"`);
   return n;
 }
 
@@ -54,7 +60,7 @@ function recordFields(values: Record<string, string | undefined>): Record<string
   if (values.countries !== undefined) out.countries = values.countries.split(',').map((c) => c.trim()).filter(Boolean);
   if (values.address !== undefined) out.address = values.address;
   for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
-    const n = integer(name, values[name]);
+    const n = limit(name, values[name]);
     if (n !== undefined) out[name.replace('-', '_')] = n;
   }
   return out;
