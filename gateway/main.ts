@@ -36,6 +36,8 @@ import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
+import { addDays, dayOf } from './usage/usage-dates';
+import { dailyUsage } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -189,7 +191,10 @@ async function main(): Promise<void> {
       );
     const usageRoutes = createUsageRoutes(usageStore, keyExists);
     const consoleRouter = createConsoleRouter({
-      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, (id, days) => {
+        const to = dayOf(Date.now());
+        return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+      }),
       operators,
       sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
       sessionTtlMs: CONSOLE_SESSION_TTL_MS,
