@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { LimitsSchema, type GatewayConfig } from '../config/gateway-config';
+import { LimitsSchema, LimitValueSchema, type GatewayConfig } from '../config/gateway-config';
 import { currentActor } from '../audit/actor';
 import { diffRecords, type AuditAction } from '../audit/audit-entry';
 import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
@@ -46,9 +46,9 @@ export interface UsageView {
  */
 const LimitFields = {
   limits: LimitsSchema.partial().strict().optional(),
-  per_minute: z.number().int().positive().optional(),
-  per_day: z.number().int().positive().optional(),
-  per_month: z.number().int().positive().optional(),
+  per_minute: LimitValueSchema.optional(),
+  per_day: LimitValueSchema.optional(),
+  per_month: LimitValueSchema.optional(),
 };
 const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true })
   .extend(LimitFields)

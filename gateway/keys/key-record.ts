@@ -13,6 +13,8 @@ export interface KeyRecord {
   readonly countries: ReadonlySet<string>;
   /** The addresses and ranges the key may be used from, precomputed for matching. */
   readonly addresses: AddressMatcher;
+  /** The same addresses and ranges as written (normalised), for operators' views. */
+  readonly addressList: readonly string[];
   /** From this instant (ms) on the key is refused with 401. */
   readonly expiresAt?: number;
   readonly status: KeyStatus;

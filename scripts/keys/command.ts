@@ -1,5 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import type Redis from 'ioredis';
+import { isLimitValue, MAX_LIMIT } from '../../gateway/config/gateway-config';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 
 /** A mistake in the command line: printed as one line (and the command's usage), exit code 1. */
@@ -58,7 +59,7 @@ export interface Command {
 export function integerOption(ctx: CommandContext, name: string): number | undefined {
   const value = ctx.options[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${String(value)}"`);
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${String(value).slice(0, 40)}"`);
   return Number(value);
 }
 
@@ -101,6 +102,8 @@ export function recordFields(ctx: CommandContext, removable = false): Record<str
   const limits: Record<string, number> = {};
   for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
     const n = integerOption(ctx, name);
+    // Bounded like every limit (gateway-config.ts); the store would refuse it too, in its own words.
+    if (n !== undefined && !isLimitValue(n)) throw new UsageError(`--${name} must be a whole number from 1 to ${MAX_LIMIT}, got "${String(ctx.options[name]).slice(0, 40)}"`);
     if (n !== undefined) limits[name.replace('-', '_')] = n;
   }
   if (Object.keys(limits).length) out.limits = limits;

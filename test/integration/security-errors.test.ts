@@ -27,6 +27,7 @@ const RECORD: KeyRecord = {
   tier: 'advanced',
   countries: new Set(['GB']),
   addresses: addressMatcher(['127.0.0.1']),
+  addressList: ['127.0.0.1'],
   status: 'active',
   limits: { perMinute: 1_000_000, perDay: 10_000_000, perMonth: 100_000_000 },
 };
