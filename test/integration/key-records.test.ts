@@ -158,6 +158,8 @@ describe('the Redis key store', () => {
       env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0', TRUST_PROXY: '127.0.0.1/32' },
     });
     adminUrl = await announcedUrl(gateway, 'admin api listening');
+    // The admin API answers 503 until its Redis connection is up (a loaded machine may take a moment).
+    for (let i = 0; i < 100 && (await admin('GET', '/admin/keys')).status === 503; i++) await new Promise((r) => setTimeout(r, 100));
   }, 60_000);
 
   afterAll(async () => {
