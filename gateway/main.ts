@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { createGateway } from './app';
@@ -15,14 +14,18 @@ import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
 import { loadKeysFile, type FileKey } from './keys/keys-file';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
+import { redisKeys } from './keys/redis-layout';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
 import { createRedisCounters } from './limits/redis-counters';
-import { createResilientCounters } from './limits/resilient-counters';
+import { createResilientCounters, type ResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
-import { connectRedis, whenReady } from './redis/connect';
+import { connectRedis, type RedisClient } from './redis/connect';
+import { createRedisHealth } from './redis/health';
+import { checkAtStartup } from './redis/startup-check';
+import { createSubscriber, type Subscriber } from './redis/subscriber';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { createListingStores } from './upstream/listing-stores';
@@ -64,24 +67,35 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
-  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
-  const redisClients: Redis[] = [];
-  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
-    const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs, autoPipelining });
+  const metrics = createMetrics({ redis: env.redis !== undefined });
+  const topology = env.redis;
+  const health = topology ? createRedisHealth(topology, logger) : undefined;
+  const redisClients: Array<RedisClient | Subscriber> = [];
+  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): RedisClient => {
+    const client = connectRedis(topology!, logger, role, { commandTimeoutMs, autoPipelining, health: health! });
     redisClients.push(client);
     return client;
   };
 
   const memoryCounters = createMemoryCounters();
   let counters: Counters = memoryCounters;
-  let redis: Redis | undefined;
-  if (env.REDIS_URL) {
+  let sharedCounters: ResilientCounters | undefined;
+  let redis: RedisClient | undefined;
+  if (topology) {
     redis = connect('commands');
     redis.on('ready', () => metrics.redisUp.set(1));
     redis.on('close', () => metrics.redisUp.set(0));
     metrics.redisUp.set(0);
-    counters = createResilientCounters(createRedisCounters(redis), memoryCounters, redis, logger);
-    if (!(await whenReady(redis, REDIS_STARTUP_WAIT_MS))) logger.warn('redis not reachable at start-up: counting per instance until it is');
+    const redisCounters = createRedisCounters(redis);
+    counters = sharedCounters = createResilientCounters(redisCounters, memoryCounters, redis, logger, health!);
+    const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
+    const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [redis!.get(redisKeys.ids)] : [])]);
+    const outcome = await checkAtStartup(redis, topology, health!, probe, REDIS_STARTUP_WAIT_MS);
+    if (outcome.kind === 'refused') {
+      process.stderr.write(`config error: environment variable ${outcome.line}\n`);
+      process.exit(1);
+    }
+    if (outcome.kind === 'away') logger.warn('redis not reachable at start-up: counting per instance until it is');
   }
   let fileStore: FileKeyStore | undefined;
   let redisStore: RedisKeyStore | undefined;
@@ -89,8 +103,11 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
-    keyStore = redisStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger, {
+    const subscriber = createSubscriber(topology!, redis!, logger, health!);
+    redisClients.push(subscriber);
+    keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
+      onError: (err) => health!.report(err),
     });
   }
 
@@ -138,9 +155,13 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const server = createServer(gateway);
   servers.push(server);
-  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
+  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
   if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) }));
+    const ops = createServer(createOpsApp(metrics, {
+      keysReady: () => (redis && redisStore ? redis.status === 'ready' : true),
+      stores,
+      ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
+    }));
     servers.push(ops);
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }

@@ -5,7 +5,10 @@ import { loadGatewayConfig } from '../gateway/config/gateway-config';
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
-import { connectRedis, whenReady } from '../gateway/redis/connect';
+import { connectRedis } from '../gateway/redis/connect';
+import { createRedisHealth } from '../gateway/redis/health';
+import { checkAtStartup } from '../gateway/redis/startup-check';
+import { redisKeys } from '../gateway/keys/redis-layout';
 import pino from 'pino';
 
 const USAGE = `usage: npm run --silent keys -- <command>
@@ -17,7 +20,8 @@ const USAGE = `usage: npm run --silent keys -- <command>
   import FILE
   generate            a new key value and its hash, for a keys file (no store needed)
   hash                the SHA-256 of a key value read from stdin (no store needed)
-Store commands use the Redis key store at REDIS_URL (KEY_STORE=redis).`;
+Store commands use the Redis key store (KEY_STORE=redis) at REDIS_URL, REDIS_CLUSTER_NODES or
+REDIS_SENTINELS + REDIS_SENTINEL_MASTER, with the gateway's credential and TLS variables.`;
 
 class UsageError extends Error {}
 
@@ -112,11 +116,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const env = parseEnv();
-  if (!env.REDIS_URL) throw new UsageError('REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
+  const topology = env.redis;
+  if (!topology) throw new UsageError('no Redis is set (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): store commands work on the Redis key store (KEY_STORE=redis)');
   const config = loadGatewayConfig(env.GATEWAY_CONFIG);
-  const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
+  const silent = pino({ level: 'silent' });
+  const health = createRedisHealth(topology, silent);
+  const redis = connectRedis(topology, silent, 'cli', { commandTimeoutMs: 5000, autoPipelining: false, health });
   try {
-    if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
+    const outcome = await checkAtStartup(redis, topology, health, () => redis.smembers(redisKeys.ids), 5000);
+    if (outcome.kind === 'refused') throw new UsageError(`environment variable ${outcome.line}`);
+    if (outcome.kind === 'away') throw new UsageError(`cannot reach Redis at ${topology.where}`);
     await runStoreCommand(createKeyAdmin(redis, config), command, args, values);
     return 0;
   } finally {

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -7,6 +7,7 @@ import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
+import { createRecordWrites } from './record-writes';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -62,11 +63,12 @@ const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefi
 const nowIso = (): string => new Date().toISOString();
 
 /**
- * Key management over the Redis store, shared by the CLI and the admin API. Every change is one
- * optimistic transaction (WATCH/MULTI) on the record and its hash pointers, followed by a change
- * message naming the hashes involved, so every gateway drops them from its cache at once.
+ * Key management over the Redis store, shared by the CLI and the admin API, on any topology. Every
+ * change is a compare-and-set of the record with its hash pointers written around it in a safe
+ * order (record-writes.ts says why no transaction is needed), followed by a change message naming
+ * the hashes involved, so every gateway drops them from its cache at once.
  */
-export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger) {
+export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig, logger?: Logger) {
   let config = initialConfig;
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
@@ -106,76 +108,37 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     }
   };
 
-  // WATCH belongs to the connection: this process runs one write at a time on it.
-  let writes: Promise<unknown> = Promise.resolve();
-  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
-    const result = writes.then(work, work);
-    writes = result.catch(() => undefined);
-    return result;
-  };
+  const writes = createRecordWrites(redis);
 
-  /** Read, change, write under WATCH; retried when another process's writer got there first. */
-  const update = (id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> => serialised(() => updateNow(id, change));
-  async function updateNow(id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
+  /** Read, change, compare-and-set; retried when another writer got there first. */
+  async function update(id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      await redis.watch(redisKeys.record(id));
-      const before = parseStoredKey(await redis.get(redisKeys.record(id)));
-      if (!before) {
-        await redis.unwatch();
-        throw unknownId(id);
-      }
-      let changed: StoredKey;
-      try {
-        changed = change(before);
-      } catch (err) {
-        await redis.unwatch();
-        throw err;
-      }
-      const after = { ...changed, updated_at: nowIso() };
-      const tx = redis.multi().set(redisKeys.record(id), JSON.stringify(after));
-      if (after.key_sha256 !== before.key_sha256) tx.set(redisKeys.byHash(after.key_sha256), id);
-      for (const hash of liveHashes(before, Date.now())) {
-        if (!liveHashes(after, Date.now()).includes(hash)) tx.del(redisKeys.byHash(hash));
-      }
-      if (after.previous_key_sha256 && after.previous_key_sha256 !== before.previous_key_sha256) {
-        tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at!);
-      }
-      if ((await tx.exec()) !== null) {
+      const json = await redis.get(redisKeys.record(id));
+      const before = parseStoredKey(json);
+      if (!before) throw unknownId(id);
+      const after = { ...change(before), updated_at: nowIso() };
+      if (await writes.commit({ stored: before, json }, after)) {
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
         return after;
       }
     }
-    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
+    throw writes.concurrent();
   }
 
-  const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
-  /** Writes a whole record under WATCH of the record and its hash pointer, so processes cannot interleave. */
-  async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+  /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
+  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      await redis.watch(redisKeys.record(entry.id), redisKeys.byHash(entry.key_sha256));
-      if (await tryInsert(entry, allowReplace)) return;
-    }
-    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
-  }
-
-  async function tryInsert(entry: KeyEntry, allowReplace: boolean): Promise<boolean> {
-    const existing = parseStoredKey(await redis.get(redisKeys.record(entry.id)));
-    const owner = await redis.get(redisKeys.byHash(entry.key_sha256));
-    if ((existing && !allowReplace) || (owner !== null && owner !== entry.id)) {
-      await redis.unwatch();
+      const json = await redis.get(redisKeys.record(entry.id));
+      const existing = parseStoredKey(json);
       if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
-      throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${entry.id}" is already used by another key.`);
+      const now = nowIso();
+      const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
+      if (await writes.commit({ ...(existing ? { stored: existing } : {}), json }, stored)) {
+        await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
+        return;
+      }
     }
-    const now = nowIso();
-    const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
-    const tx = redis.multi();
-    tx.set(redisKeys.record(entry.id), JSON.stringify(stored));
-    tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
-    tx.sadd(redisKeys.ids, entry.id);
-    if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
-    if ((await tx.exec()) === null) return false; // another writer got there first: read again
-    await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-    return true;
+    throw writes.concurrent();
   }
 
   const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
@@ -198,7 +161,9 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     async list(): Promise<KeyView[]> {
       const ids = (await redis.smembers(redisKeys.ids)).sort();
       if (!ids.length) return [];
-      const records = await redis.mget(ids.map(redisKeys.record));
+      // One GET per record (records live in different cluster slots, so no MGET), a bounded batch at a time.
+      const records: Array<string | null> = [];
+      for (let i = 0; i < ids.length; i += 100) records.push(...(await Promise.all(ids.slice(i, i + 100).map((id) => redis.get(redisKeys.record(id))))));
       return records.map(parseStoredKey).filter((s): s is StoredKey => s !== undefined).map(view);
     },
     show: async (id: string): Promise<KeyView> => view(await load(id)),

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 import { decide } from './decide';
@@ -51,7 +51,7 @@ export function counterKeys(keyId: string, w: Readonly<Record<WindowName, Window
  * script defined once with `defineCommand`, run by its SHA). Windows come from the gateway's clock,
  * which instances share through NTP. Throws when Redis fails: the resilient wrapper decides.
  */
-export function createRedisCounters(redis: Redis): Counters {
+export function createRedisCounters(redis: RedisClient): Counters {
   redis.defineCommand('lgwConsume', { numberOfKeys: 3, lua: CONSUME_SCRIPT });
   const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
 
