@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     redis.on('ready', () => metrics.redisUp.set(1));
     redis.on('close', () => metrics.redisUp.set(0));
     metrics.redisUp.set(0);
-    const redisCounters = createRedisCounters(redis);
+    const redisCounters = createRedisCounters(redis, { deadlineMs: env.REDIS_COMMAND_TIMEOUT_MS });
     counters = sharedCounters = createResilientCounters(redisCounters, memoryCounters, redis, logger, health!);
     const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
     const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [redis!.get(redisKeys.ids)] : [])]);
@@ -108,6 +108,8 @@ async function main(): Promise<void> {
     keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
       onError: (err) => health!.report(err),
+      // Two reads (pointer, record), each bounded by the command timeout.
+      deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS,
     });
   }
 

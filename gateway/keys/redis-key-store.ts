@@ -1,4 +1,5 @@
 import type { RedisClient } from '../redis/connect';
+import { withDeadline } from '../redis/deadline';
 import type { Subscriber } from '../redis/subscriber';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -17,6 +18,8 @@ export interface RedisKeyStoreOptions {
   readonly onLookup?: (result: 'hit' | 'miss' | 'stale' | 'unavailable') => void;
   /** Told of a failed read (so a refusal of this configuration is told from an outage). */
   readonly onError?: (err: unknown) => void;
+  /** A look-up waits at most this long for Redis (then it is answered as during an outage). */
+  readonly deadlineMs?: number;
 }
 
 export interface RedisKeyStore extends KeyStore {
@@ -121,7 +124,7 @@ export function createRedisKeyStore(
       let pending = inflight.get(hash);
       if (!pending) {
         observe('miss');
-        pending = read(hash)
+        pending = (options.deadlineMs ? withDeadline(read(hash), options.deadlineMs) : read(hash))
           .catch((err: unknown) => {
             options.onError?.(err);
             return fallback();

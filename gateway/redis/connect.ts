@@ -70,8 +70,9 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
       sentinels: topology.sentinels.map((s) => ({ host: s.host, port: s.port })),
       name: topology.masterName,
       sentinelRetryStrategy: backoff,
-      // Told of a promotion by the sentinels at once, not at the next failed command.
-      failoverDetector: true,
+      // No failoverDetector: with the old master already dead, its switch message ended the client
+      // for good in our failover test (ioredis 5.11). The reconnection loop below asks the sentinels
+      // again at least every second, which finds the promoted master as soon as it is announced.
       enableAutoPipelining: autoPipelining,
       // With TLS asked for, the sentinels are spoken to over TLS as well: nothing goes in plaintext.
       ...(node.tls ? { enableTLSForSentinelMode: true, sentinelTLS: node.tls } : {}),
