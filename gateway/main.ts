@@ -86,7 +86,10 @@ async function main(): Promise<void> {
     redis.on('ready', () => metrics.redisUp.set(1));
     redis.on('close', () => metrics.redisUp.set(0));
     metrics.redisUp.set(0);
-    const redisCounters = createRedisCounters(redis, { deadlineMs: env.REDIS_COMMAND_TIMEOUT_MS });
+    // Only a cluster client retries a command internally before writing it (deadline.ts): elsewhere
+    // the client's own command timeout already bounds every call.
+    const deadlineMs = topology.kind === 'cluster' ? env.REDIS_COMMAND_TIMEOUT_MS : undefined;
+    const redisCounters = createRedisCounters(redis, deadlineMs ? { deadlineMs } : {});
     counters = sharedCounters = createResilientCounters(redisCounters, memoryCounters, redis, logger, health!);
     const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
     const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [redis!.get(redisKeys.ids)] : [])]);
@@ -109,7 +112,7 @@ async function main(): Promise<void> {
       onLookup: (result) => metrics.keyCache.inc({ result }),
       onError: (err) => health!.report(err),
       // Two reads (pointer, record), each bounded by the command timeout.
-      deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS,
+      ...(topology!.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
     });
   }
 
