@@ -14,7 +14,10 @@ export interface Subscriber {
   on(event: 'ready' | 'close', listener: () => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   quit(): Promise<unknown>;
-  disconnect(): void;
+  /** With `reconnect`: drop this connection and make a new one (which says `ready` again). */
+  disconnect(reconnect?: boolean): void;
+  /** The caller subscribes again on every `ready` itself. */
+  readonly options: { autoResubscribe?: boolean };
 }
 
 /** Pause before trying the next cluster node after the subscribed one went away. */
@@ -33,6 +36,8 @@ export function createSubscriber(topology: RedisTopology, commands: RedisClient,
 }
 
 class ClusterSubscriber extends EventEmitter implements Subscriber {
+  /** Each node connection is new and subscribed by the caller on `ready`: nothing to resubscribe. */
+  readonly options = { autoResubscribe: false };
   private current?: Redis;
   private next = 0;
   private stopped = false;
@@ -65,6 +70,7 @@ class ClusterSubscriber extends EventEmitter implements Subscriber {
       port: node.port,
       retryStrategy: () => null, // a lost node is not waited for: the next one is tried
       reconnectOnError: () => false,
+      autoResubscribe: false,
     });
     this.current = client;
     client.on('message', (channel: string, message: string) => this.emit('message', channel, message));
@@ -91,8 +97,8 @@ class ClusterSubscriber extends EventEmitter implements Subscriber {
     return this.current?.quit();
   }
 
-  disconnect(): void {
-    this.stopped = true;
-    this.current?.disconnect();
+  disconnect(reconnect = false): void {
+    if (!reconnect) this.stopped = true;
+    this.current?.disconnect(); // its 'end' moves on to the next node unless stopped
   }
 }
