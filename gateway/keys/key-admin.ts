@@ -2,6 +2,9 @@ import type { RedisClient } from '../redis/connect';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { GatewayConfig } from '../config/gateway-config';
+import { currentActor } from '../audit/actor';
+import { diffRecords, type AuditAction } from '../audit/audit-entry';
+import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
 import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
@@ -63,13 +66,34 @@ const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefi
 const nowIso = (): string => new Date().toISOString();
 
 /**
- * Key management over the Redis store, shared by the CLI and the admin API, on any topology. Every
- * change is a compare-and-set of the record with its hash pointers written around it in a safe
- * order (record-writes.ts says why no transaction is needed), followed by a change message naming
- * the hashes involved, so every gateway drops them from its cache at once.
+ * Key management over the Redis store, shared by the CLI, the admin API and the console, on any
+ * topology. Every change is a compare-and-set of the record with its hash pointers written around it
+ * in a safe order (record-writes.ts says why no transaction is needed: on a Redis Cluster the record,
+ * its pointers and the audit log live in different slots), then its audit entry, then a change
+ * message naming the hashes involved, so every gateway drops them from its cache at once. The actor
+ * is the one the channel set with `runAs` (gateway/audit/actor.ts).
  */
-export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig, logger?: Logger) {
+export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig, logger?: Logger, auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION) {
   let config = initialConfig;
+  const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
+  /**
+   * Appends the audit entry of a committed change (a change that changes nothing visible is not
+   * one). After the commit, not in one transaction with it: on a cluster the log is in another slot.
+   * So the entry is written at most once: a writer that dies, or a Redis that fails, between the
+   * commit and this loses the entry, which is logged as an error (never reported as a failed change:
+   * a retried roll would hand out a second value).
+   */
+  const audited = async (action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey): Promise<void> => {
+    const changes = diffRecords(before, after);
+    if (!Object.keys(changes).length && action !== 'roll') return;
+    try {
+      const tx = redis.pipeline(); // both commands on the log's one key: one slot
+      audit.append(tx, currentActor(), action, id, changes);
+      await tx.exec();
+    } catch (err) {
+      logger?.error({ err: (err as Error).message, key_id: id, action }, 'key change stored but not written to the audit log');
+    }
+  };
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
     return {
@@ -111,13 +135,14 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
   const writes = createRecordWrites(redis);
 
   /** Read, change, compare-and-set; retried when another writer got there first. */
-  async function update(id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
+  async function update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const json = await redis.get(redisKeys.record(id));
       const before = parseStoredKey(json);
       if (!before) throw unknownId(id);
       const after = { ...change(before), updated_at: nowIso() };
       if (await writes.commit({ stored: before, json }, after)) {
+        await audited(action, id, before, after);
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
         return after;
       }
@@ -125,6 +150,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     throw writes.concurrent();
   }
 
+  const insertAction = (allowReplace: boolean): AuditAction => (allowReplace ? 'import' : 'create');
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
   async function insert(entry: KeyEntry, allowReplace: boolean): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
@@ -134,6 +160,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
       const now = nowIso();
       const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
       if (await writes.commit({ ...(existing ? { stored: existing } : {}), json }, stored)) {
+        await audited(insertAction(allowReplace), entry.id, existing, stored);
         await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
         return;
       }
@@ -181,7 +208,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     },
     async set(id: string, input: unknown): Promise<KeyView> {
       const fields = checked(parseInput(SetSchema, input));
-      return view(await update(id, (s) => ({
+      return view(await update(id, 'change', (s) => ({
         ...s,
         ...(fields.tier ? { tier: fields.tier } : {}),
         ...(fields.countries ? { countries: fields.countries } : {}),
@@ -191,20 +218,20 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
       const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
-      return view(await update(id, (s) => {
+      return view(await update(id, 'pause', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be paused.');
         return { ...s, status: 'paused', pause_reason: pauseReason };
       }));
     },
     async settle(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      return view(await update(id, 'settle', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be settled.');
         const { pause_reason: _r, ...rest } = s;
         return { ...rest, status: 'active' };
       }));
     },
     async revoke(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      return view(await update(id, 'revoke', (s) => {
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
       }));
@@ -213,7 +240,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     async roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }> {
       const grace = parseInput(z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) }), { grace_seconds: graceSeconds }).grace_seconds;
       const key = generateKeyValue();
-      await update(id, (s) => {
+      await update(id, 'roll', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be rolled.');
         const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return grace > 0
@@ -226,6 +253,8 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     updateConfig(next: GatewayConfig): void {
       config = next;
     },
+    /** The audit log of this store (newest first, paged). */
+    readAudit: audit.read,
     /** Upserts every record of a YAML keys file; returns the ids. */
     async import(file: string): Promise<string[]> {
       const entries = readKeysFile(file);
