@@ -215,7 +215,7 @@ async function main(): Promise<void> {
       );
     const usageRoutes = createUsageRoutes(usageStore, keyExists);
     const consoleRouter = createConsoleRouter({
-      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${topology!.where}`),
       operators,
       sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
       sessionTtlMs: CONSOLE_SESSION_TTL_MS,
