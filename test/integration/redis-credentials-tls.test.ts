@@ -34,7 +34,8 @@ const stacks: Stack[] = [];
 beforeAll(async () => {
   [auth, tls] = await Promise.all([
     startPasswordRedis(PASSWORD, [
-      ['gw', 'on', `>${USER_PASSWORD}`, '~lgw:*', '&*', '+@all'],
+      // The permissions the README names for the gateway's user, exactly.
+      ['gw', 'on', `>${USER_PASSWORD}`, '~lgw:*', '&lgw:*', '+@read', '+@write', '+@scripting', '+@pubsub', '+@connection', '+info'],
       // Everything but running scripts: the counters cannot work.
       ['noscript', 'on', `>${USER_PASSWORD}`, '~*', '&*', '+@all', '-@scripting'],
     ]),
@@ -102,9 +103,21 @@ describe('requirepass and ACL users', () => {
     for (const secret of SECRETS) expect(stack.gatewayOutput().join('\n')).not.toContain(secret);
   });
 
-  it('an ACL user in the URL works; a user without permission to run scripts is refused (NOPERM), and so is the CLI with a wrong password', async () => {
-    const stack = await gatewayOn({ REDIS_URL: `redis://gw:${USER_PASSWORD}@127.0.0.1:${auth.node.port}` });
+  it('an ACL user in the URL works, the Redis key store included; a user without permission to run scripts is refused (NOPERM), and so is the CLI with a wrong password', async () => {
+    const url = `redis://gw:${USER_PASSWORD}@127.0.0.1:${auth.node.port}`;
+    const stack = await gatewayOn({ REDIS_URL: url });
     expect((await getWithKey(stack.url, '/v1/ping', key.value)).status).toBe(200);
+    // The key store, its change channel, usage history and the CLI's writes (with their audit entry) as that user.
+    const storeStack = await gatewayOn({ REDIS_URL: url, KEY_STORE: 'redis' });
+    const created = await cli(['create', '--id', 'acl-key', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1'], { REDIS_URL: url, GATEWAY_CONFIG: storeStack.gatewayConfig });
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+    const value = created.stdout.trim().split('\n').pop()!;
+    expect((await getWithKey(storeStack.url, '/v1/ping', value)).status).toBe(200);
+    expect((await cli(['pause', 'acl-key', '--reason', 'unpaid_renewal'], { REDIS_URL: url, GATEWAY_CONFIG: storeStack.gatewayConfig })).code).toBe(0);
+    let paused = await getWithKey(storeStack.url, '/v1/ping', value);
+    for (const deadline = Date.now() + 5000; paused.status !== 403 && Date.now() < deadline; ) paused = await getWithKey(storeStack.url, '/v1/ping', value);
+    expectError(paused, 'key_paused');
+    expect(storeStack.gatewayOutput().filter((l) => /NOPERM|redis_refused/.test(l))).toEqual([]);
     await expectRefusedAtStartup({ REDIS_URL: `redis://noscript:${USER_PASSWORD}@127.0.0.1:${auth.node.port}` }, 'REDIS_URL', /NOPERM/);
     const refused = await cli(['list'], { REDIS_URL: `redis://gw:${WRONG}@127.0.0.1:${auth.node.port}` });
     expect(refused.code).toBe(1);
