@@ -13,7 +13,8 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
-import { loadKeysFile, type FileKey } from './keys/keys-file';
+import type { FileKey } from './keys/keys-file';
+import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
@@ -40,7 +41,7 @@ function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
-    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
-      const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
+      const nextKeys = fileStore ? loadKeysFileOffThread(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
         if (nextKeys) fileStore!.replace(nextKeys);
         redisStore?.updateConfig(nextConfig);
