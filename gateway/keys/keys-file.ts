@@ -134,8 +134,17 @@ function describeEntry(raw: unknown, path: ReadonlyArray<string | number>): stri
 export interface SharedRecordParts {
   readonly countries: Map<string, ReadonlySet<string>>;
   readonly limits: Map<string, Limits>;
+  /** One string per distinct value of the short repeated fields (address, tier, status). */
+  readonly strings: Map<string, string>;
 }
-export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map() });
+export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map(), strings: new Map() });
+
+function sharedString<T extends string>(shared: SharedRecordParts, value: T): T {
+  const known = shared.strings.get(value);
+  if (known !== undefined) return known as T;
+  shared.strings.set(value, value);
+  return value;
+}
 
 /** Turns a validated entry into the record the gateway uses, applying the tier's default limits. */
 export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: SharedRecordParts): KeyRecord {
@@ -160,10 +169,10 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: Sha
   return Object.freeze({
     id: entry.id,
     keySha256: entry.key_sha256,
-    tier: entry.tier,
+    tier: shared ? sharedString(shared, entry.tier) : entry.tier,
     countries,
-    address: entry.address,
-    status: entry.status,
+    address: shared ? sharedString(shared, entry.address) : entry.address,
+    status: shared ? sharedString(shared, entry.status) : entry.status,
     ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
     limits,
   });
