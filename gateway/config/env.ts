@@ -27,6 +27,8 @@ const EnvSchema = z.object({
     .pipe(z.array(base64url32)),
   CURSOR_TTL_SECONDS: positiveInt(3600),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
+  /** A connection whose written answers make no progress to the client for this long is closed. */
+  WRITE_STALL_TIMEOUT_MS: positiveInt(30000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A Redis command unanswered after this long fails; counting falls back to the instance. */
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),
@@ -36,6 +38,8 @@ const EnvSchema = z.object({
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
+  USAGE_FLUSH_MS: positiveInt(2000),
   TRUST_PROXY: z
     .string()
     .optional()
