@@ -307,7 +307,7 @@ async function main(): Promise<void> {
   const idle = running.filter((p) => p !== backend);
   running.splice(0, running.length, backend);
   await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
-  const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+  const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS, bigKeysFile: keysBig });
 
   const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers };
   const dir = path.join(ROOT, 'bench/results');
