@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -9,6 +9,19 @@ import type { WorkerInput, WorkerOutput } from './keys-file-worker';
 /** Longest wait for the worker's next message; a keys file of 100,000 keys is read in about a second. */
 const WORKER_TIMEOUT_MS = 120_000;
 const WORKER_SCRIPT = path.join(__dirname, 'keys-file-worker.js');
+/**
+ * Files smaller than this (about 4,000 keys) are read in this thread: their parse garbage is a few
+ * MB, and a worker costs its own start (a second copy of the modules) on every start-up and reload.
+ */
+export const WORKER_FROM_BYTES = 1024 * 1024;
+
+const fileSize = (file: string): number => {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0; // the reader names the problem
+  }
+};
 
 /**
  * The keys file as the records the gateway uses, read in a worker thread. Reading a large YAML file
@@ -21,11 +34,12 @@ const WORKER_SCRIPT = path.join(__dirname, 'keys-file-worker.js');
  * Synchronous like the in-thread reader it replaces (start-up and reload wait for the keys anyway):
  * the thread blocks on a shared word the worker sets when it has posted its answer, which is then
  * taken from the port without the event loop. Same errors: a `ConfigError` in the worker is
- * rethrown here with the same one line. When the compiled worker is not there (the TypeScript
- * sources run directly, as in unit tests), the file is read in this thread.
+ * rethrown here with the same one line. A small file (WORKER_FROM_BYTES), or one read where the
+ * compiled worker is not there (the TypeScript sources run directly, as in unit tests), is read in
+ * this thread.
  */
-export function loadKeysFileOffThread(file: string, config: GatewayConfig): FileKey[] {
-  if (!existsSync(WORKER_SCRIPT)) return loadKeysFile(file, config);
+export function loadKeysFileOffThread(file: string, config: GatewayConfig, workerFromBytes = WORKER_FROM_BYTES): FileKey[] {
+  if (!existsSync(WORKER_SCRIPT) || fileSize(file) < workerFromBytes) return loadKeysFile(file, config);
   const { port1, port2 } = new MessageChannel();
   const signal = new Int32Array(new SharedArrayBuffer(4));
   const input: WorkerInput = { file, port: port2, signal };

@@ -2,7 +2,8 @@
  * The keys file read in a worker thread gives exactly what the in-thread reader gives: the same
  * records (in batches across the worker's turns), the same one-line error for a bad file. The
  * worker runs compiled, so this suite loads the loader from dist/ (npm test builds first); the
- * TypeScript loader falls back to the in-thread reader, which the other suites cover.
+ * TypeScript loader falls back to the in-thread reader, which the other suites cover. Files of any
+ * size go to the worker here (the gateway sends only files of 1 MiB and more).
  */
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -46,7 +47,7 @@ test('6,001 keys across two batches: the same records as the in-thread reader, p
     ...(i === 42 ? { previous_key_sha256: sha('old'), previous_key_expires_at: '2030-01-01T00:00:00Z' } : {}),
   }));
   const file = keysFile('many.yaml', keys);
-  const offThread = loader().loadKeysFileOffThread(file, config);
+  const offThread = loader().loadKeysFileOffThread(file, config, 0);
   expect(plain(offThread)).toEqual(plain(loadKeysFile(file, config)));
   expect(offThread).toHaveLength(6_001);
   expect(offThread[1]!.record.countries).toBe(offThread[2]!.record.countries); // one set for ['GB', 'FR']
@@ -67,9 +68,9 @@ test.each([
     expected = err as Error;
   }
   expect(expected?.name).toBe('ConfigError');
-  expect(() => loader().loadKeysFileOffThread(file, config)).toThrow(expected!.message);
+  expect(() => loader().loadKeysFileOffThread(file, config, 0)).toThrow(expected!.message);
   try {
-    loader().loadKeysFileOffThread(file, config);
+    loader().loadKeysFileOffThread(file, config, 0);
   } catch (err) {
     expect((err as Error).name).toBe('ConfigError');
   }
@@ -84,5 +85,5 @@ test('a missing file: the same error', () => {
   } catch (err) {
     message = (err as Error).message;
   }
-  expect(() => loader().loadKeysFileOffThread(file, config)).toThrow(message);
+  expect(() => loader().loadKeysFileOffThread(file, config, 0)).toThrow(message);
 });
