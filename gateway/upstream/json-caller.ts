@@ -26,6 +26,8 @@ export interface CallContext {
    * itself, with `TIMED_OUT` as the reason, when the upstream takes too long.
    */
   readonly signal: CallSignal;
+  /** Headers of the gateway's own to add (e.g. the insights caller identity); never the caller's. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The abort reason of a call that ran out of time. */
@@ -106,7 +108,8 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
     connectTimeout: Math.min(timeoutMs, 5_000),
   });
 
-  const baseHeaders = (ctx: CallContext): Record<string, string> => ({ accept: 'application/json', 'x-request-id': ctx.requestId });
+  // The call's own headers (e.g. the caller's signed identity for insights), then the gateway's, which win.
+  const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId });
 
   async function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
     const { signal } = ctx;
