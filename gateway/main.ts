@@ -8,7 +8,7 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
@@ -34,7 +34,9 @@ import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
+import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
+import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { createListingStores } from './upstream/listing-stores';
 import type { UpstreamFailure } from './upstream/outcome';
@@ -54,11 +56,19 @@ const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
+/** The insights service verifies the caller identity the gateway signs: no area without a secret. */
+function requireInsightsSecret(env: Env, config: GatewayConfig): void {
+  if (config.insightsUpstream && !env.INSIGHTS_IDENTITY_SECRET) {
+    throw new ConfigError(`environment variable INSIGHTS_IDENTITY_SECRET: required when ${env.GATEWAY_CONFIG} sets insights.upstream (base64url of 32 bytes, shared with the insights service)`);
+  }
+}
+
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
 function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+    requireInsightsSecret(env, gatewayConfig);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
@@ -126,8 +136,12 @@ async function main(): Promise<void> {
   }
   const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
-  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  // Without insights configured no identity is ever signed; the random secret only fills the slot.
+  const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
+  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret), onUpstreamFailure);
+  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
   const gateway = createGateway({
+    refusedAuth,
     logger,
     metrics,
     keyStore,
@@ -153,6 +167,7 @@ async function main(): Promise<void> {
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+      requireInsightsSecret(env, nextConfig);
       const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
         if (nextKeys) {
@@ -164,6 +179,8 @@ async function main(): Promise<void> {
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
+        const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
+        if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
         insights.update(nextConfig.insightsUpstream);
       };
     },
