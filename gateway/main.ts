@@ -46,7 +46,7 @@ import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
 import { addDays, dayOf } from './usage/usage-dates';
-import { dailyUsage } from './usage/usage-reports';
+import { dailyUsage, monthlyReport, reportCsv } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -212,9 +212,13 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (adminOn) {
-    const history = (id: string, days: number) => {
-      const to = dayOf(Date.now());
-      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    const usageViews = {
+      history: (id: string, days: number) => {
+        const to = dayOf(Date.now());
+        return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+      },
+      report: (month: string) => monthlyReport(usageStore, month),
+      reportCsv,
     };
     const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
       store,
@@ -234,12 +238,12 @@ async function main(): Promise<void> {
           },
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
-      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, usageViews);
       adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
       })));
     }
     const admin = createServer(adminApp);
