@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { runAs } from '../../gateway/audit/actor';
-import type Redis from 'ioredis';
+import type { RedisClient as Redis } from '../../gateway/redis/connect';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 import { UsageError, type Command, type CommandContext } from './command';
 import { COMMANDS } from './commands';

@@ -1,5 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
-import type Redis from 'ioredis';
+import type { RedisClient as Redis } from '../../gateway/redis/connect';
 import { isLimitValue, MAX_LIMIT } from '../../gateway/config/gateway-config';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
 

@@ -67,10 +67,10 @@ describe('keys CLI help', () => {
     expect(complete(['keys', 'help', 're'])).toEqual(['report', 'revoke']);
   });
 
-  it('a store command without REDIS_URL says so in one line', () => {
+  it('a store command without a Redis says so in one line', () => {
     const r = keys(['list']);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe('keys: REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
+    expect(r.stderr.trim()).toBe('keys: no Redis is set (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): store commands work on the Redis key store (KEY_STORE=redis)');
   });
 
 });
