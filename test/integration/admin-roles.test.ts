@@ -15,6 +15,9 @@ import {
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
+// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
+jest.setTimeout(30_000);
+
 const ADMIN_TOKEN = 'env-admin-token-for-tests-0123456789';
 const TOKENS = { viewer: 'viewer-token-for-tests-0123456789', operator: 'operator-token-for-tests-0123456789', admin: 'named-admin-token-for-tests-0123456789' };
 const NAMES = { viewer: 'vera', operator: 'otto', admin: 'ada' };

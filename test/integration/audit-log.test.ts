@@ -21,6 +21,9 @@ import { announcedUrl } from '../kit/log-lines';
 import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
+// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
+jest.setTimeout(30_000);
+
 const TOKENS = { ada: 'ada-admin-token-for-audit-tests-0123', otto: 'otto-operator-token-for-audit-tests', vera: 'vera-viewer-token-for-audit-tests-01' };
 const CLI_ACTOR = `cli:${os.userInfo().username}@${os.hostname()}`;
 
