@@ -14,7 +14,8 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
-import { loadKeysFile, type FileKey } from './keys/keys-file';
+import type { FileKey } from './keys/keys-file';
+import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
@@ -69,7 +70,7 @@ function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     requireInsightsSecret(env, gatewayConfig);
-    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
   } catch (err) {
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
       requireInsightsSecret(env, nextConfig);
-      const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
+      const nextKeys = fileStore ? loadKeysFileOffThread(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
         if (nextKeys) {
           fileStore!.replace(nextKeys);
