@@ -15,6 +15,8 @@ import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
 import { loadKeysFile, type FileKey } from './keys/keys-file';
+import { watchDemoKeys } from './keys/demo-key-watch';
+import { watchKeyStoreEpoch } from './keys/key-store-epoch';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
@@ -23,6 +25,7 @@ import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createReadiness } from './ops/readiness';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
@@ -69,7 +72,11 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
-  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
+  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined, perKey: env.METRICS_KEY_IDS });
+  // The ops listener comes first and stays until the process exits: /readyz answers 503 while
+  // starting and while draining, so a load balancer sees a start and a drain, never a refused port.
+  const readiness = createReadiness();
+  if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   const redisClients: Redis[] = [];
   const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
     const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs, autoPipelining });
@@ -94,8 +101,10 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
+    const epoch = watchKeyStoreEpoch(redis!, logger, { onChange: (health) => metrics.keyStoreLost.set(health === 'lost' ? 1 : 0) });
     keyStore = redisStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
+      epoch,
     });
   }
 
@@ -146,16 +155,15 @@ async function main(): Promise<void> {
     (applied) => metrics.reloads.inc({ result: applied ? 'applied' : 'refused' }),
   );
   process.on('SIGHUP', () => reloader.reload('SIGHUP'));
+  // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
+  const demoWatch = watchDemoKeys(env.HOST, logger, fileStore ? { file: fileStore } : { redis: redis! });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
-  if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) }));
-    servers.push(ops);
-    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
-  }
+  readiness.attach({ keys: () => redisStore?.state() ?? 'ok', stores, ...(redis ? { redis } : {}) });
+  server.once('listening', () => readiness.setPhase('serving'));
   if (env.ADMIN_TOKEN) {
     const keyExists = (id: string): Promise<boolean> =>
       keyAdmin!.show(id).then(
@@ -176,8 +184,10 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    readiness.setPhase('draining');
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    demoWatch.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.
     for (const s of servers) {

@@ -3,6 +3,7 @@ import express, { type Express, type RequestHandler, type Router } from 'express
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
+import { isExpectedRedisError } from '../redis/expected-errors';
 import { sendError, sendJson } from '../send';
 
 const isCallersMistake = (err: unknown): boolean => {
@@ -12,13 +13,20 @@ const isCallersMistake = (err: unknown): boolean => {
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
-/** 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time. */
-function requireToken(token: string): RequestHandler {
+/**
+ * 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time.
+ * A failed attempt is logged (address, method, path, why), never the token or the header.
+ */
+function requireToken(token: string, logger: Logger): RequestHandler {
   const expected = digest(token);
   return function checkAdminToken(req, _res, next) {
     const header = req.headers.authorization ?? '';
     const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!timingSafeEqual(digest(given), expected) || given.length === 0) throw new ApiError('unauthenticated', {}, undefined, 'A valid admin bearer token is required.');
+    if (!timingSafeEqual(digest(given), expected) || given.length === 0) {
+      const reason = header === '' ? 'no_token' : given.length === 0 ? 'not_bearer' : 'wrong_token';
+      logger.warn({ reason, ip: req.socket.remoteAddress, method: req.method, path: req.path.slice(0, 200) }, 'admin authentication failed');
+      throw new ApiError('unauthenticated', {}, undefined, 'A valid admin bearer token is required.');
+    }
     next();
   };
 }
@@ -42,7 +50,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger, e
   app.set('strict routing', true);
   app.set('query parser', false);
 
-  app.use(requireToken(token));
+  app.use(requireToken(token, logger));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
   const body = (req: express.Request): Record<string, unknown> =>
     typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
@@ -80,11 +88,13 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger, e
     else if (isCallersMistake(err)) {
       // body-parser's refusals (bad JSON, too large, unsupported charset or encoding) carry a 4xx status.
       apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
+    } else if (isExpectedRedisError(err)) {
+      // Redis away: expected, one line without a stack.
+      logger.warn({ reason: 'redis_unavailable', err: (err as Error).message }, 'admin request failed: Redis unavailable');
+      apiError = new ApiError('service_unavailable', {}, 1);
     } else {
       logger.error({ err }, 'admin request failed');
-      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable/.test(String((err as Error)?.message))
-        ? new ApiError('service_unavailable', {}, 1)
-        : new ApiError('internal_error');
+      apiError = new ApiError('internal_error');
     }
     sendError(res, apiError);
   } as express.ErrorRequestHandler);

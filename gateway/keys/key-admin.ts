@@ -5,7 +5,9 @@ import type { GatewayConfig } from '../config/gateway-config';
 import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
+import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
+import { newEpoch } from './key-store-epoch';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
@@ -57,6 +59,9 @@ function checked<T extends Partial<KeyEntry>>(fields: T): T {
   const parameter = String(result.issue.path[0]);
   throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${result.issue.message}`);
 }
+
+/** How long a previous value's pointer outlives its grace (for the log's `expired_grace`). */
+const EXPIRED_VALUE_MEMORY_MS = 86_400_000;
 
 const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
 const nowIso = (): string => new Date().toISOString();
@@ -138,7 +143,9 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
         if (!liveHashes(after, Date.now()).includes(hash)) tx.del(redisKeys.byHash(hash));
       }
       if (after.previous_key_sha256 && after.previous_key_sha256 !== before.previous_key_sha256) {
-        tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at!);
+        // Kept a day past the grace: the gateway still refuses it (the record says the grace is over)
+        // but can log whose value it was (`expired_grace`).
+        tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at! + EXPIRED_VALUE_MEMORY_MS);
       }
       if ((await tx.exec()) !== null) {
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
@@ -167,12 +174,25 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${entry.id}" is already used by another key.`);
     }
     const now = nowIso();
-    const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
+    // A keys-file rotation (previous hash and its end as a date) becomes the store's form.
+    const { previous_key_expires_at: previousEnd, ...fields } = entry;
+    const previousUntil = previousEnd !== undefined ? Date.parse(previousEnd) : undefined;
+    const keepPrevious = fields.previous_key_sha256 !== undefined && previousUntil !== undefined && previousUntil > Date.now();
+    const { previous_key_sha256: previousHash, ...current } = fields;
+    const stored: StoredKey = {
+      ...current,
+      ...(keepPrevious ? { previous_key_sha256: previousHash!, previous_expires_at: previousUntil! } : {}),
+      created_at: existing?.created_at ?? now,
+      updated_at: now,
+    };
     const tx = redis.multi();
     tx.set(redisKeys.record(entry.id), JSON.stringify(stored));
     tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
+    if (keepPrevious) tx.set(redisKeys.byHash(previousHash!), entry.id, 'PXAT', previousUntil! + EXPIRED_VALUE_MEMORY_MS);
     tx.sadd(redisKeys.ids, entry.id);
-    if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
+    // The key-store marker: its absence later tells a lost store from one that never held keys.
+    tx.set(redisKeys.epoch, newEpoch(), 'NX');
+    if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256 && !(keepPrevious && hash === previousHash)) tx.del(redisKeys.byHash(hash));
     if ((await tx.exec()) === null) return false; // another writer got there first: read again
     await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
     return true;
@@ -261,9 +281,13 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     updateConfig(next: GatewayConfig): void {
       config = next;
     },
-    /** Upserts every record of a YAML keys file; returns the ids. */
-    async import(file: string): Promise<string[]> {
+    /**
+     * Upserts every record of a YAML keys file (an export restores the store); returns the ids. Demo
+     * keys (values published in the README) are refused unless `allowDemo`: before anything is written.
+     */
+    async import(file: string, options: { allowDemo?: boolean } = {}): Promise<string[]> {
       const entries = readKeysFile(file);
+      if (!options.allowDemo) refuseDemoKeys(file, entries);
       for (const entry of entries) await insert(entry, true);
       return entries.map((e) => e.id);
     },

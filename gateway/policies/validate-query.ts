@@ -13,8 +13,8 @@ const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>, ctx: Reque
   const shown = failed.parameter.endsWith('…') ? failed.parameter.slice(0, -1) : failed.parameter;
   const pasted = typeof key === 'string' && key.length > 0 && (shown.includes(key) || (shown.length >= 8 && key.includes(shown)));
   return pasted
-    ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.')
-    : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message);
+    ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.').because('key_in_query')
+    : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message).because(`parameter_${failed.parameter.slice(0, 64)}`);
 };
 
 /** 400 `invalid_parameter` (with `parameter`) unless the query of `GET /v1/properties` is exactly right. */
