@@ -1,11 +1,11 @@
-import type { ErrorCode } from './errors';
+import type { AdminErrorCode, ErrorCode } from './errors';
 
 /**
  * The `reason` logged with a refusal when the step that refused gave none: one per code, so every
  * refusal line has one. Steps that know more say more (`revoked`, `expired_grace`, `day_quota`,
  * `upstream_timeout`, `cursor_expired`...). Log only: the answer carries the code, never the reason.
  */
-export const DEFAULT_REASON: Readonly<Record<ErrorCode, string>> = {
+export const DEFAULT_REASON: Readonly<Record<ErrorCode | AdminErrorCode, string>> = {
   invalid_cursor: 'cursor_invalid',
   invalid_parameter: 'parameter_invalid',
   unauthenticated: 'key_invalid',
@@ -20,4 +20,5 @@ export const DEFAULT_REASON: Readonly<Record<ErrorCode, string>> = {
   internal_error: 'unexpected_error',
   not_configured: 'not_configured',
   service_unavailable: 'unavailable',
+  forbidden: 'role_insufficient',
 };
