@@ -13,7 +13,7 @@ export function operatorOf(res: Response): Operator {
 
 /**
  * 401 `unauthenticated` unless `Authorization: Bearer <token>` names a known operator token. A failed
- * attempt is logged when a logger is given (address, method, path, why), never the token or the header.
+ * attempt is logged when a logger is given (address, method, why), never the token, the header or the path.
  */
 export function bearerOperator(registry: OperatorRegistry, logger?: Logger): RequestHandler {
   return function checkOperatorToken(req, res, next) {
@@ -22,7 +22,8 @@ export function bearerOperator(registry: OperatorRegistry, logger?: Logger): Req
     const operator = registry.authenticate(given);
     if (!operator) {
       const reason = header === '' ? 'no_token' : given.length === 0 ? 'not_bearer' : 'wrong_token';
-      logger?.warn({ reason, ip: req.socket.remoteAddress, method: req.method, path: req.path.slice(0, 200) }, 'admin authentication failed');
+      // No path either: a token pasted into it must not reach the log.
+      logger?.warn({ reason, ip: req.socket.remoteAddress, method: req.method }, 'admin authentication failed');
       throw new ApiError('unauthenticated', {}, undefined, 'A valid operator bearer token is required.');
     }
     res.locals.operator = operator;
