@@ -26,7 +26,13 @@ import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
 import { createReadiness } from './ops/readiness';
+import type { Express } from 'express';
+import { recordReload } from './audit/file-reload-audit';
+import { createMemoryAuditLog } from './audit/memory-audit-log';
 import { createConsoleRouter } from './console/console-app';
+import { createConsoleOnlyApp } from './console/console-only-app';
+import type { ConsoleStore } from './console/console-store';
+import { fileConsoleStore } from './console/file-console-store';
 import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
@@ -39,6 +45,8 @@ import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
+import { addDays, dayOf } from './usage/usage-dates';
+import { dailyUsage } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -143,10 +151,12 @@ async function main(): Promise<void> {
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-  const keyAdmin = adminOn ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger, {
+  const keyAdmin = adminOn && redisStore ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger, {
     maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS,
   }) : undefined;
 
+  const fileAudit = createMemoryAuditLog();
+  let currentFileKeys: readonly FileKey[] = fileKeys ?? [];
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
@@ -154,7 +164,12 @@ async function main(): Promise<void> {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
       const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
-        if (nextKeys) fileStore!.replace(nextKeys);
+        if (nextKeys) {
+          fileStore!.replace(nextKeys);
+          // With the keys file, a reload is the change: what it added, changed or removed is audited.
+          recordReload(fileAudit, { name: `file:${env.KEYS_FILE}`, channel: 'keys_file' }, currentFileKeys, nextKeys);
+          currentFileKeys = nextKeys;
+        }
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
@@ -187,23 +202,37 @@ async function main(): Promise<void> {
   readiness.attach({ keys: () => redisStore?.state() ?? 'ok', stores, ...(redis ? { redis } : {}) });
   server.once('listening', () => readiness.setPhase('serving'));
   if (adminOn) {
-    const keyExists = (id: string): Promise<boolean> =>
-      keyAdmin!.show(id).then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof ApiError && err.code === 'not_found') return false;
-          throw err;
-        },
-      );
-    const usageRoutes = createUsageRoutes(usageStore, keyExists);
-    const consoleRouter = createConsoleRouter({
-      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+    const history = (id: string, days: number) => {
+      const to = dayOf(Date.now());
+      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    };
+    const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+      store,
       operators,
       sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
       sessionTtlMs: CONSOLE_SESSION_TTL_MS,
       logger,
     });
-    const admin = createServer(createAdminApp(keyAdmin!, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter }));
+    let adminApp: Express;
+    if (keyAdmin) {
+      const keyExists = (id: string): Promise<boolean> =>
+        keyAdmin.show(id).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof ApiError && err.code === 'not_found') return false;
+            throw err;
+          },
+        );
+      const usageRoutes = createUsageRoutes(usageStore, keyExists);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
+    } else {
+      // The keys file is the store: the console alone, read-only, on the admin listener.
+      adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+      })));
+    }
+    const admin = createServer(adminApp);
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }

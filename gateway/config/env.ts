@@ -76,12 +76,8 @@ function checkCombinations(env: Env): void {
   if (env.KEY_STORE === 'redis' && !env.REDIS_URL) {
     throw new ConfigError('environment variable KEY_STORE: "redis" needs REDIS_URL');
   }
-  if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
-    throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
-  }
-  if (env.ADMIN_TOKENS_FILE && env.KEY_STORE !== 'redis') {
-    throw new ConfigError('environment variable ADMIN_TOKENS_FILE: the admin API manages the Redis key store; set KEY_STORE=redis');
-  }
+  // ADMIN_TOKEN / ADMIN_TOKENS_FILE with the keys file: the admin listener serves the console alone,
+  // read-only (the admin API manages the Redis key store).
 }
 
 /** Parses the process environment once, at start-up. Throws a one-line `ConfigError`. */
