@@ -93,7 +93,10 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
       apiError = new ApiError('service_unavailable', {}, 1);
     } else {
       logger.error({ err }, 'admin request failed');
-      apiError = new ApiError('internal_error');
+      // Redis away, or refusing this configuration (logged above): the caller may retry later, not a bug.
+      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable|^(NOPERM|MOVED|CROSSSLOT|NOAUTH|WRONGPASS|CLUSTERDOWN|TRYAGAIN|READONLY)\b/.test(String((err as Error)?.message))
+        ? new ApiError('service_unavailable', {}, 1)
+        : new ApiError('internal_error');
     }
     sendError(res, apiError);
   } as express.ErrorRequestHandler);

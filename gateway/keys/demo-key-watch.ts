@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { Logger } from 'pino';
 import { DEMO_KEY_HASHES, demoKeyWarning, isLoopbackHost } from './demo-keys';
 import type { KeyStore } from './key-record';
@@ -7,7 +7,7 @@ import { redisKeys } from './redis-layout';
 /** How often the key store is checked again for demo keys (a reload or an import may add one). */
 const RECHECK_MS = 30_000;
 
-export type DemoKeySource = { readonly file: KeyStore } | { readonly redis: Redis };
+export type DemoKeySource = { readonly file: KeyStore } | { readonly redis: RedisClient };
 
 /**
  * CONTRACT part 7: a gateway that loads a demo key while listening on a non-loopback address logs a
@@ -31,7 +31,9 @@ export function watchDemoKeys(host: string, logger: Logger, source: DemoKeySourc
       return ids;
     }
     if (source.redis.status !== 'ready') return [];
-    const ids = await source.redis.mget(hashes.map(redisKeys.byHash));
+    // One GET each (not MGET): the pointers may sit in different cluster slots.
+    const redis = source.redis;
+    const ids = await Promise.all(hashes.map((h) => redis.get(redisKeys.byHash(h))));
     return ids.filter((id): id is string => id !== null);
   }
 

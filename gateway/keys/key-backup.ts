@@ -1,5 +1,5 @@
 import { writeFileSync, renameSync } from 'node:fs';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import { dump } from 'js-yaml';
 import { ConfigError } from '../config/config-error';
 import { DEMO_KEY_HASHES, isDemoKey } from './demo-keys';
@@ -22,13 +22,14 @@ function toEntry(stored: StoredKey, nowMs: number): KeyEntry {
  * to a temporary file and renamed, so a failed export never leaves half a backup under the name.
  * Returns the number of records.
  */
-export async function exportKeys(redis: Redis, file: string): Promise<number> {
+export async function exportKeys(redis: RedisClient, file: string): Promise<number> {
   const ids = (await redis.smembers(redisKeys.ids)).sort();
   const now = Date.now();
   const keys: KeyEntry[] = [];
   for (let i = 0; i < ids.length; i += EXPORT_BATCH) {
     const batch = ids.slice(i, i + EXPORT_BATCH);
-    const records = await redis.mget(batch.map(redisKeys.record));
+    // One GET each (not MGET): records may sit in different cluster slots.
+    const records = await Promise.all(batch.map((id) => redis.get(redisKeys.record(id))));
     for (const json of records) {
       const stored = parseStoredKey(json);
       if (stored) keys.push(toEntry(stored, now));

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { Logger } from 'pino';
 import { redisKeys } from './redis-layout';
 
@@ -45,7 +45,7 @@ export interface EpochWatchOptions {
  * before the marker existed) gets one. The loss is logged once as an error, and its end (the store
  * restored, e.g. by `keys import` of an export) once as info.
  */
-export function watchKeyStoreEpoch(redis: Redis, logger: Logger, options: EpochWatchOptions = {}): EpochWatch {
+export function watchKeyStoreEpoch(redis: RedisClient, logger: Logger, options: EpochWatchOptions = {}): EpochWatch {
   let seen: string | undefined;
   let health: KeyStoreHealth = 'ok';
   let pending: Promise<boolean> | undefined;

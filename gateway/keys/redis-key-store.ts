@@ -1,4 +1,6 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
+import { withDeadline } from '../redis/deadline';
+import type { Subscriber } from '../redis/subscriber';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { KeyLookup, KeyStore } from './key-record';
@@ -17,6 +19,10 @@ export interface RedisKeyStoreOptions {
   readonly onLookup?: (result: 'hit' | 'miss' | 'stale' | 'unavailable') => void;
   /** The key-store marker's watch: a record that vanishes is checked against it (store lost?). */
   readonly epoch?: EpochWatch;
+  /** Told of a failed read (so a refusal of this configuration is told from an outage). */
+  readonly onError?: (err: unknown) => void;
+  /** A look-up waits at most this long for Redis (then it is answered as during an outage). */
+  readonly deadlineMs?: number;
 }
 
 export interface RedisKeyStore extends KeyStore {
@@ -50,8 +56,8 @@ const UNSUBSCRIBED_TTL_MS = 500;
  * 401 for a key that was valid), and an unknown key is `unavailable` (503) until the store is back.
  */
 export function createRedisKeyStore(
-  redis: Redis,
-  subscriber: Redis,
+  redis: RedisClient,
+  subscriber: Subscriber,
   initialConfig: GatewayConfig,
   logger: Logger,
   options: RedisKeyStoreOptions = {},
@@ -174,8 +180,11 @@ export function createRedisKeyStore(
       let pending = inflight.get(hash);
       if (!pending) {
         observe('miss');
-        pending = read(hash, entry?.lookup)
-          .catch(fallback)
+        pending = (options.deadlineMs ? withDeadline(read(hash, entry?.lookup), options.deadlineMs) : read(hash, entry?.lookup))
+          .catch((err: unknown) => {
+            options.onError?.(err);
+            return fallback();
+          })
           .finally(() => inflight.delete(hash));
         inflight.set(hash, pending);
       }

@@ -1,4 +1,5 @@
-import type Redis from 'ioredis';
+import type { CountingState } from '../limits/resilient-counters';
+import type { RedisClient } from '../redis/connect';
 import { CallSignal } from '../upstream/json-caller';
 import type { ListingStores } from '../upstream/listing-stores';
 
@@ -17,6 +18,8 @@ export interface Readiness {
   readonly ready: boolean;
   readonly status: Phase | 'refused';
   readonly checks: Record<string, string | Record<string, DependencyState>>;
+  /** Where requests are counted now, when Redis is used: `per_instance` while Redis is away. */
+  readonly counting?: CountingState;
 }
 
 /** How long one readiness probe waits for a data service. */
@@ -26,13 +29,14 @@ export interface ReadinessSources {
   /** The key store's state. */
   readonly keys: () => KeysState;
   readonly stores: ListingStores;
-  readonly redis?: Redis;
+  readonly redis?: RedisClient;
   /**
    * The hook for refusals: the one-line reason Redis refuses this instance's configuration (wrong
    * password, a cluster node given as one Redis...), or undefined. Set by whoever classifies Redis
    * errors; while it says refused, the instance is not ready.
    */
   readonly redisRefusal?: () => string | undefined;
+  readonly counting?: () => CountingState;
 }
 
 /**
@@ -98,7 +102,7 @@ export function createReadiness(): InstanceReadiness {
         data_services: Object.keys(stores).length ? stores : 'not_configured',
         ...(redisState ? { redis: redisState } : {}),
       };
-      return { ready: !refused, status: refused ? 'refused' : 'serving', checks };
+      return { ready: !refused, status: refused ? 'refused' : 'serving', checks, ...(sources.counting ? { counting: sources.counting() } : {}) };
     },
   };
 }

@@ -74,7 +74,7 @@ test('503 "starting" until the gateway serves, then 200 with Redis away (keys fr
     const serving = await readyz(opsUrl);
     expect(serving).toEqual({
       status: 200,
-      body: { ready: true, status: 'serving', checks: { keys: 'cache_only', data_services: { store_1: 'ok' }, redis: 'unavailable' } },
+      body: { ready: true, status: 'serving', checks: { keys: 'cache_only', data_services: { store_1: 'ok' }, redis: 'unavailable' }, counting: 'per_instance' },
     });
   } finally {
     child.kill('SIGTERM');
