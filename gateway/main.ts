@@ -13,6 +13,8 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
+import { watchDemoKeys } from './keys/demo-key-watch';
+import { watchKeyStoreEpoch } from './keys/key-store-epoch';
 import type { FileKey } from './keys/keys-file';
 import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
@@ -24,6 +26,7 @@ import { createResilientCounters, type ResilientCounters } from './limits/resili
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createReadiness } from './ops/readiness';
 import type { Express } from 'express';
 import { recordReload } from './audit/file-reload-audit';
 import { createMemoryAuditLog } from './audit/memory-audit-log';
@@ -98,7 +101,11 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
-  const metrics = createMetrics({ redis: env.redis !== undefined });
+  const metrics = createMetrics({ redis: env.redis !== undefined, perKey: env.METRICS_KEY_IDS });
+  // The ops listener comes first and stays until the process exits: /readyz answers 503 while
+  // starting and while draining, so a load balancer sees a start and a drain, never a refused port.
+  const readiness = createReadiness();
+  if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   const topology = env.redis;
   const health = topology ? createRedisHealth(topology, logger) : undefined;
   const redisClients: Array<RedisClient | Subscriber> = [];
@@ -137,11 +144,13 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
+    const epoch = watchKeyStoreEpoch(redis!, logger, { onChange: (health) => metrics.keyStoreLost.set(health === 'lost' ? 1 : 0) });
     const subscriber = createSubscriber(topology!, redis!, logger, health!);
     redisClients.push(subscriber);
     keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
       onError: (err) => health!.report(err),
+      epoch,
       // Two reads (pointer, record), each bounded by the command timeout.
       ...(topology!.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
     });
@@ -223,20 +232,19 @@ async function main(): Promise<void> {
     reloader.reload('SIGHUP');
     tokensReloader?.reload('SIGHUP');
   });
+  // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
+  const demoWatch = watchDemoKeys(env.HOST, logger, fileStore ? { file: fileStore } : { redis: redis! });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
-  if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, {
-      keysReady: () => (redis && redisStore ? redis.status === 'ready' : true),
-      stores,
-      ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
-    }));
-    servers.push(ops);
-    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
-  }
+  readiness.attach({
+    keys: () => redisStore?.state() ?? 'ok',
+    stores,
+    ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
+  });
+  server.once('listening', () => readiness.setPhase('serving'));
   if (adminOn) {
     const usageViews = {
       history: (id: string, days: number) => {
@@ -282,8 +290,10 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    readiness.setPhase('draining');
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    demoWatch.close();
     tokensReloader?.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.

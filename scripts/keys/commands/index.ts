@@ -4,6 +4,7 @@ import { audit } from './audit';
 import { completion } from './completion';
 import { create } from './create';
 import { deleteKey } from './delete';
+import { exportFile } from './export';
 import { generate } from './generate';
 import { hash } from './hash';
 import { importFile } from './import';
@@ -35,6 +36,7 @@ export const COMMANDS: readonly Command[] = [
   deleteKey,
   roll,
   importFile,
+  exportFile,
   audit,
   validate,
   add,
