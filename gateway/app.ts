@@ -27,6 +27,7 @@ import { sendError } from './send';
 import type { InsightsUpstream } from './upstream/insights-client';
 import type { ListingStores } from './upstream/listing-stores';
 import type { UsageRecorder } from './usage/usage-recorder';
+import type { QuotaWatcher } from './webhooks/quota-thresholds';
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -40,6 +41,8 @@ export interface AppDeps {
   readonly trustedProxies: readonly string[];
   /** Usage history: told of every answer to an identified key (in memory; flushed apart from requests). */
   readonly usage?: UsageRecorder;
+  /** Quota notifications: sees each limit decision (no I/O unless a threshold is crossed). */
+  readonly quotaWatcher?: QuotaWatcher;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -78,7 +81,8 @@ export function createGateway(deps: AppDeps): RequestListener {
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
   const identify: Step[] = [authenticate(deps.keyStore), refuseKeyInPath(), bindAddress(), checkKeyState()];
-  const limits = enforceLimits(deps.counters, deps.metrics);
+  const watcher = deps.quotaWatcher;
+  const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));
   const routes: Record<Exclude<RouteName, 'reference'>, readonly Step[]> = {
     ping: [...identify, limits, validateNoQuery(), ping()],
     properties: [...identify, limits, validateListQuery(), checkEntitlement(), openCursor(deps.cursors), listProperties(deps.stores, deps.cursors)],

@@ -8,7 +8,7 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_QUOTA_THRESHOLDS, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
@@ -32,6 +32,10 @@ import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
+import { createKeyEventSink } from './webhooks/key-events';
+import { redisDeadLetters } from './webhooks/redis-webhook-queue';
+import { startWebhooks } from './webhooks/start-webhooks';
+import { createWebhookRoutes, WEBHOOK_PATHS } from './webhooks/webhook-routes';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -103,7 +107,26 @@ async function main(): Promise<void> {
   // Its own connection with a longer timeout: flushes are off the request's way, and a timed-out
   // increment is dropped rather than risk counting twice.
   const usageStore = redis ? createRedisUsageStore(connect('usage', true, ADMIN_COMMAND_TIMEOUT_MS)) : createMemoryUsageStore();
-  const usage = createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger });
+  const usage = env.USAGE_HISTORY === 'on' ? createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger }) : undefined;
+
+  // Quota notifications and key events, signed per Standard Webhooks: durable in Redis, else in memory (best effort).
+  const webhooks = env.WEBHOOK_URL
+    ? startWebhooks(
+        {
+          url: env.WEBHOOK_URL,
+          secret: env.WEBHOOK_SECRET!,
+          timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+          retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+          retryMaxMs: env.WEBHOOK_RETRY_MAX_MS,
+          giveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER_MS,
+          concurrency: env.WEBHOOK_CONCURRENCY,
+          pollMs: env.WEBHOOK_POLL_MS,
+          thresholds: gatewayConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS,
+        },
+        logger,
+        redis ? { commands: connect('webhooks', false, ADMIN_COMMAND_TIMEOUT_MS), waiting: connect('webhooks-wait', false, env.WEBHOOK_POLL_MS + 5_000) } : undefined,
+      )
+    : undefined;
 
   const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('base64url');
   if (!env.CURSOR_SECRET) {
@@ -121,12 +144,14 @@ async function main(): Promise<void> {
     stores,
     insights,
     trustedProxies: env.TRUST_PROXY,
-    usage,
+    ...(usage ? { usage } : {}),
+    ...(webhooks ? { quotaWatcher: webhooks.watcher } : {}),
   });
 
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
-  const keyAdmin = env.ADMIN_TOKEN ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger) : undefined;
+  const adminRedis = env.ADMIN_TOKEN ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
+  const keyAdmin = adminRedis ? createKeyAdmin(adminRedis, gatewayConfig, logger, createKeyEventSink(adminRedis, logger)) : undefined;
 
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
@@ -138,6 +163,7 @@ async function main(): Promise<void> {
         if (nextKeys) fileStore!.replace(nextKeys);
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
+        webhooks?.watcher.update(nextConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
         stores.update(nextConfig.stores);
         insights.update(nextConfig.insightsUpstream);
       };
@@ -166,7 +192,11 @@ async function main(): Promise<void> {
         },
       );
     const usageRoutes = createUsageRoutes(usageStore, keyExists);
-    const admin = createServer(createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger, { routers: [usageRoutes], methods: USAGE_PATHS }));
+    // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
+    const deadLetters = redisDeadLetters(adminRedis!);
+    const admin = createServer(
+      createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger, { routers: [usageRoutes, createWebhookRoutes(deadLetters)], methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS } }),
+    );
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }
@@ -196,7 +226,7 @@ async function main(): Promise<void> {
           }),
       ),
     )
-      .then(() => Promise.all([stores.close(), insights.close(), usage.close()]))
+      .then(() => Promise.all([stores.close(), insights.close(), usage?.close(), webhooks?.close()]))
       .then(() => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))))
       .finally(() => {
         clearInterval(sweep);

@@ -8,6 +8,8 @@ import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
 import { connectRedis, whenReady } from '../gateway/redis/connect';
 import { createRedisUsageStore } from '../gateway/usage/redis-usage-store';
 import { monthReport, UsageArgumentError, usageTable } from '../gateway/usage/usage-cli';
+import { createKeyEventSink } from '../gateway/webhooks/key-events';
+import { redisDeadLetters } from '../gateway/webhooks/redis-webhook-queue';
 import type Redis from 'ioredis';
 import pino from 'pino';
 
@@ -16,6 +18,7 @@ const USAGE = `usage: npm run --silent keys -- <command>
   list | show ID | usage ID
   usage ID --days N   accepted and refused requests per UTC day, the last N days (a table)
   report --month YYYY-MM [--csv]   every key's totals for the month (the billing export)
+  webhooks dead | webhooks resend ID   webhook events that gave up; send one again
   set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
@@ -75,6 +78,17 @@ async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, a
       process.stdout.write(await usageTable(createRedisUsageStore(redis), id, values.days));
       return;
     }
+    case 'webhooks': {
+      const dead = redisDeadLetters(redis);
+      if (args[0] === 'dead') return print(await dead.deadLetters());
+      if (args[0] === 'resend') {
+        if (!args[1]) throw new UsageError('webhooks resend needs an event id (see webhooks dead)');
+        if (!(await dead.resend(args[1]))) throw new UsageError(`no dead letter with id "${args[1]}"`);
+        process.stdout.write(`queued ${args[1]} again\n`);
+        return;
+      }
+      throw new UsageError('webhooks takes dead or resend ID');
+    }
     case 'report':
       process.stdout.write(await monthReport(createRedisUsageStore(redis), typeof values.month === 'string' ? values.month : undefined, values.csv === true));
       return;
@@ -133,7 +147,7 @@ async function main(argv: string[]): Promise<number> {
   const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
   try {
     if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
-    await runStoreCommand(createKeyAdmin(redis, config), redis, command, args, values);
+    await runStoreCommand(createKeyAdmin(redis, config, undefined, createKeyEventSink(redis)), redis, command, args, values);
     return 0;
   } finally {
     redis.disconnect();

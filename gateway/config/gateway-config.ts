@@ -40,8 +40,22 @@ const GatewayConfigSchema = z
       .optional(),
     /** The insights area. Absent: `/v1/insights/*` answers 503 `not_configured` to Advanced keys. */
     insights: z.object({ upstream: httpUrl }).strict().optional(),
+    /** Quota notifications (with WEBHOOK_URL): the percentages of a daily or monthly quota that send `quota.threshold`. */
+    webhooks: z
+      .object({
+        quota_thresholds: z
+          .array(z.number().int().min(1).max(100))
+          .min(1)
+          .max(10)
+          .refine((list) => new Set(list).size === list.length, 'must not repeat a percentage'),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
+
+/** The thresholds when `webhooks.quota_thresholds` is not set. */
+export const DEFAULT_QUOTA_THRESHOLDS: readonly number[] = Object.freeze([80, 90, 100]);
 
 export type TierName = 'standard' | 'advanced';
 export interface Limits {
@@ -58,6 +72,8 @@ export interface GatewayConfig {
   readonly tiers: Readonly<Record<TierName, Limits>>;
   readonly stores: StoreRoutes;
   readonly insightsUpstream?: string;
+  /** Percentages of a quota that send `quota.threshold`, ascending (absent: DEFAULT_QUOTA_THRESHOLDS). */
+  readonly quotaThresholds?: readonly number[];
 }
 
 export const toLimits = (l: z.infer<typeof LimitsSchema>): Limits =>
@@ -76,5 +92,6 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     tiers: Object.freeze({ standard: toLimits(raw.tiers.standard), advanced: toLimits(raw.tiers.advanced) }),
     stores: Object.freeze(stores),
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
+    quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
   });
 }

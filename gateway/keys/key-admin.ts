@@ -8,6 +8,7 @@ import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
+import type { KeyEventSink } from '../webhooks/webhook-event';
 
 /** What operators see of a key: never a hash, never a value. */
 export interface KeyView {
@@ -66,8 +67,10 @@ const nowIso = (): string => new Date().toISOString();
  * optimistic transaction (WATCH/MULTI) on the record and its hash pointers, followed by a change
  * message naming the hashes involved, so every gateway drops them from its cache at once.
  */
-export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger) {
+export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger, events?: KeyEventSink) {
   let config = initialConfig;
+  /** Key events (webhooks) after a committed change: ids and changed fields, never a hash or value. */
+  const emit: KeyEventSink = events ?? (async () => undefined);
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
     return {
@@ -148,17 +151,18 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
   }
 
-  const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
+  const insert = (entry: KeyEntry, allowReplace: boolean): Promise<'created' | 'replaced'> => serialised(() => insertNow(entry, allowReplace));
   /** Writes a whole record under WATCH of the record and its hash pointer, so processes cannot interleave. */
-  async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+  async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<'created' | 'replaced'> {
     for (let attempt = 0; attempt < 10; attempt++) {
       await redis.watch(redisKeys.record(entry.id), redisKeys.byHash(entry.key_sha256));
-      if (await tryInsert(entry, allowReplace)) return;
+      const done = await tryInsert(entry, allowReplace);
+      if (done) return done;
     }
     throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
   }
 
-  async function tryInsert(entry: KeyEntry, allowReplace: boolean): Promise<boolean> {
+  async function tryInsert(entry: KeyEntry, allowReplace: boolean): Promise<'created' | 'replaced' | false> {
     const existing = parseStoredKey(await redis.get(redisKeys.record(entry.id)));
     const owner = await redis.get(redisKeys.byHash(entry.key_sha256));
     if ((existing && !allowReplace) || (owner !== null && owner !== entry.id)) {
@@ -175,7 +179,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
     if ((await tx.exec()) === null) return false; // another writer got there first: read again
     await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-    return true;
+    return existing ? 'replaced' : 'created';
   }
 
   const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
@@ -186,6 +190,12 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     return Object.keys(limits).length ? { limits } : {};
   };
 
+  /** A record's fields for an event: what operators see (no hash, no value), under `key_id`. */
+  const eventFields = (s: StoredKey): Record<string, unknown> => {
+    const { id, created_at: _c, updated_at: _u, ...fields } = view(s);
+    return { key_id: id, ...fields };
+  };
+
   return {
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
@@ -193,6 +203,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, ...rest } = fields;
       await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
+      await emit('key.created', eventFields(await load(fields.id)));
       return { id: fields.id, key };
     },
     async list(): Promise<KeyView[]> {
@@ -216,33 +227,41 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     },
     async set(id: string, input: unknown): Promise<KeyView> {
       const fields = checked(parseInput(SetSchema, input));
-      return view(await update(id, (s) => ({
+      const changed = view(await update(id, (s) => ({
         ...s,
         ...(fields.tier ? { tier: fields.tier } : {}),
         ...(fields.countries ? { countries: fields.countries } : {}),
         ...(fields.address ? { address: fields.address } : {}),
         ...overrides(fields, s.limits),
       })));
+      await emit('key.changed', { key_id: id, ...fields });
+      return changed;
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
       const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
-      return view(await update(id, (s) => {
+      const paused = view(await update(id, (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be paused.');
         return { ...s, status: 'paused', pause_reason: pauseReason };
       }));
+      await emit('key.paused', { key_id: id, status: 'paused', pause_reason: pauseReason });
+      return paused;
     },
     async settle(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      const settled = view(await update(id, (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be settled.');
         const { pause_reason: _r, ...rest } = s;
         return { ...rest, status: 'active' };
       }));
+      await emit('key.settled', { key_id: id, status: 'active' });
+      return settled;
     },
     async revoke(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      const revoked = view(await update(id, (s) => {
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
       }));
+      await emit('key.revoked', { key_id: id, status: 'revoked' });
+      return revoked;
     },
     /** A new value for the key; the old one keeps working for `graceSeconds`. */
     async roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }> {
@@ -255,6 +274,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });
+      await emit('key.rolled', { key_id: id, previous_key_valid_until: grace > 0 ? new Date(Date.now() + grace * 1000).toISOString() : null });
       return { id, key };
     },
     /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */
@@ -264,7 +284,10 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     /** Upserts every record of a YAML keys file; returns the ids. */
     async import(file: string): Promise<string[]> {
       const entries = readKeysFile(file);
-      for (const entry of entries) await insert(entry, true);
+      for (const entry of entries) {
+        const done = await insert(entry, true);
+        await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(await load(entry.id)));
+      }
       return entries.map((e) => e.id);
     },
   };
