@@ -174,7 +174,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => reloader.reload('SIGHUP'));
 
   const servers: Server[] = [];
-  const server = createServer(gateway);
+  const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
   if (env.OPS_PORT !== undefined) {
