@@ -38,7 +38,9 @@ export function createQuotaWatcher(initialThresholds: readonly number[], queueOn
   return {
     /** Called with every decision of the limit step. */
     observe(keyId: string, decision: LimitDecision): void {
-      if (decision.kind !== 'allowed') return;
+      // A count kept by this instance alone while Redis stalls is not the key's use: thresholds are
+      // judged on shared counts (or the embedded mode's, which carry no store).
+      if (decision.kind !== 'allowed' || decision.store === 'local') return;
       for (const w of decision.windows) {
         if (w.name === 'minute') continue;
         crossed(keyId, w.name, w.limit - w.remaining, w.limit);

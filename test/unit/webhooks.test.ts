@@ -79,6 +79,8 @@ describe('quota watcher', () => {
     for (let n = 0; n < 10; n++) watcher.observe('k', decide({ minute: n, day: n, month: n }, limits, now, true, w));
     // A count seen again (given back, or counted per instance during an outage) does not send twice.
     watcher.observe('k', decide({ minute: 7, day: 7, month: 7 }, limits, now, true, w));
+    // A count this instance kept alone while Redis stalled is not the key's use.
+    watcher.observe('k2', { ...decide({ minute: 7, day: 7, month: 7 }, limits, now, true, w), store: 'local' } as ReturnType<typeof decide>);
     // A refusal is no crossing.
     watcher.observe('k', decide({ minute: 0, day: 10, month: 10 }, limits, now, false, w));
     await new Promise((r) => setImmediate(r));
