@@ -23,6 +23,10 @@ import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createConsoleRouter } from './console/console-app';
+import { redisConsoleStore } from './console/console-store';
+import { createMemorySessionStore } from './console/sessions';
+import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
@@ -41,16 +45,19 @@ import { createWebhookRoutes, WEBHOOK_PATHS } from './webhooks/webhook-routes';
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Start-up waits this long for Redis before serving anyway (degraded: /readyz says so). */
 const REDIS_STARTUP_WAIT_MS = 3_000;
+/** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
+const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
-function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[] } {
+function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
-    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}) };
+    const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);
@@ -71,7 +78,7 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 
 /** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
   const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
   const redisClients: Redis[] = [];
@@ -150,8 +157,11 @@ async function main(): Promise<void> {
 
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
-  const adminRedis = env.ADMIN_TOKEN ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
-  const keyAdmin = adminRedis ? createKeyAdmin(adminRedis, gatewayConfig, logger, createKeyEventSink(adminRedis, logger)) : undefined;
+  const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
+  const adminRedis = adminOn ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
+  const keyAdmin = adminRedis
+    ? createKeyAdmin(adminRedis, gatewayConfig, logger, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(adminRedis, logger))
+    : undefined;
 
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
@@ -171,7 +181,19 @@ async function main(): Promise<void> {
     logger,
     (applied) => metrics.reloads.inc({ result: applied ? 'applied' : 'refused' }),
   );
-  process.on('SIGHUP', () => reloader.reload('SIGHUP'));
+  // Operator tokens reload on their own: a broken tokens file must not hold back a keys-file change.
+  const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
+  const tokensFile = env.ADMIN_TOKENS_FILE;
+  const tokensReloader = tokensFile
+    ? createReloader([tokensFile], () => {
+        const next = loadOperatorTokens(tokensFile, env.ADMIN_TOKEN ? ['admin'] : []);
+        return () => operators.replace(next);
+      }, logger.child({ file: 'ADMIN_TOKENS_FILE' }))
+    : undefined;
+  process.on('SIGHUP', () => {
+    reloader.reload('SIGHUP');
+    tokensReloader?.reload('SIGHUP');
+  });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
@@ -182,7 +204,7 @@ async function main(): Promise<void> {
     servers.push(ops);
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
-  if (env.ADMIN_TOKEN) {
+  if (adminOn) {
     const keyExists = (id: string): Promise<boolean> =>
       keyAdmin!.show(id).then(
         () => true,
@@ -192,10 +214,17 @@ async function main(): Promise<void> {
         },
       );
     const usageRoutes = createUsageRoutes(usageStore, keyExists);
+    const consoleRouter = createConsoleRouter({
+      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+      operators,
+      sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
+      sessionTtlMs: CONSOLE_SESSION_TTL_MS,
+      logger,
+    });
     // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
-    const deadLetters = redisDeadLetters(adminRedis!);
+    const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
     const admin = createServer(
-      createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger, { routers: [usageRoutes, createWebhookRoutes(deadLetters)], methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS } }),
+      createAdminApp(keyAdmin!, operators, logger, { routers: [usageRoutes, webhookRoutes], methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS }, console: consoleRouter }),
     );
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
@@ -208,6 +237,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    tokensReloader?.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.
     for (const s of servers) {

@@ -45,6 +45,11 @@ const EnvSchema = z.object({
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Audit log retention (Redis key store): the oldest entries go once either bound is passed. */
+  AUDIT_RETENTION_DAYS: positiveInt(400),
+  AUDIT_MAX_ENTRIES: positiveInt(1_000_000),
+  /** YAML list of named operator tokens (name, token_sha256, role); hot-reloaded. */
+  ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
   USAGE_FLUSH_MS: positiveInt(2000),
   /** `off` stops recording usage history (reports keep what was recorded); for comparison in the bench. */
@@ -93,6 +98,9 @@ function checkCombinations(env: Env): void {
   }
   if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
     throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
+  }
+  if (env.ADMIN_TOKENS_FILE && env.KEY_STORE !== 'redis') {
+    throw new ConfigError('environment variable ADMIN_TOKENS_FILE: the admin API manages the Redis key store; set KEY_STORE=redis');
   }
 }
 

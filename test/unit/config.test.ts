@@ -28,6 +28,7 @@ describe('environment', () => {
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ ADMIN_TOKEN: 'short', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
     [{ ADMIN_TOKEN: 'a-long-enough-admin-token' }, 'ADMIN_TOKEN'], // the admin API without the Redis key store
+    [{ ADMIN_TOKENS_FILE: 'operators.yaml' }, 'ADMIN_TOKENS_FILE'], // likewise
   ])('refuses %j naming the variable in one line', (env, name) => {
     expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
   });
