@@ -8,7 +8,7 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { DEFAULT_QUOTA_THRESHOLDS, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
@@ -23,12 +23,20 @@ import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import type { Express } from 'express';
+import { recordReload } from './audit/file-reload-audit';
+import { createMemoryAuditLog } from './audit/memory-audit-log';
 import { createConsoleRouter } from './console/console-app';
+import { createConsoleOnlyApp } from './console/console-only-app';
+import type { ConsoleStore } from './console/console-store';
+import { fileConsoleStore } from './console/file-console-store';
 import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
+import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
+import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { createListingStores } from './upstream/listing-stores';
 import type { UpstreamFailure } from './upstream/outcome';
@@ -40,6 +48,8 @@ import { createKeyEventSink } from './webhooks/key-events';
 import { redisDeadLetters } from './webhooks/redis-webhook-queue';
 import { startWebhooks } from './webhooks/start-webhooks';
 import { createWebhookRoutes, WEBHOOK_PATHS } from './webhooks/webhook-routes';
+import { addDays, dayOf } from './usage/usage-dates';
+import { dailyUsage } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -50,11 +60,19 @@ const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
+/** The insights service verifies the caller identity the gateway signs: no area without a secret. */
+function requireInsightsSecret(env: Env, config: GatewayConfig): void {
+  if (config.insightsUpstream && !env.INSIGHTS_IDENTITY_SECRET) {
+    throw new ConfigError(`environment variable INSIGHTS_IDENTITY_SECRET: required when ${env.GATEWAY_CONFIG} sets insights.upstream (base64url of 32 bytes, shared with the insights service)`);
+  }
+}
+
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
 function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+    requireInsightsSecret(env, gatewayConfig);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
@@ -141,8 +159,12 @@ async function main(): Promise<void> {
   }
   const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
-  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  // Without insights configured no identity is ever signed; the random secret only fills the slot.
+  const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
+  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret), onUpstreamFailure);
+  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
   const gateway = createGateway({
+    refusedAuth,
     logger,
     metrics,
     keyStore,
@@ -158,23 +180,33 @@ async function main(): Promise<void> {
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-  const adminRedis = adminOn ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
+  const adminRedis = adminOn && redisStore ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
   const keyAdmin = adminRedis
     ? createKeyAdmin(adminRedis, gatewayConfig, logger, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(adminRedis, logger))
     : undefined;
 
+  const fileAudit = createMemoryAuditLog();
+  let currentFileKeys: readonly FileKey[] = fileKeys ?? [];
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+      requireInsightsSecret(env, nextConfig);
       const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
-        if (nextKeys) fileStore!.replace(nextKeys);
+        if (nextKeys) {
+          fileStore!.replace(nextKeys);
+          // With the keys file, a reload is the change: what it added, changed or removed is audited.
+          recordReload(fileAudit, { name: `file:${env.KEYS_FILE}`, channel: 'keys_file' }, currentFileKeys, nextKeys);
+          currentFileKeys = nextKeys;
+        }
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         webhooks?.watcher.update(nextConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
         stores.update(nextConfig.stores);
+        const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
+        if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
         insights.update(nextConfig.insightsUpstream);
       };
     },
@@ -205,27 +237,43 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (adminOn) {
-    const keyExists = (id: string): Promise<boolean> =>
-      keyAdmin!.show(id).then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof ApiError && err.code === 'not_found') return false;
-          throw err;
-        },
-      );
-    const usageRoutes = createUsageRoutes(usageStore, keyExists);
-    const consoleRouter = createConsoleRouter({
-      store: redisConsoleStore(keyAdmin!, `the Redis key store at ${new URL(env.REDIS_URL!).host}`),
+    const history = (id: string, days: number) => {
+      const to = dayOf(Date.now());
+      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    };
+    const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+      store,
       operators,
       sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
       sessionTtlMs: CONSOLE_SESSION_TTL_MS,
       logger,
     });
-    // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
-    const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
-    const admin = createServer(
-      createAdminApp(keyAdmin!, operators, logger, { routers: [usageRoutes, webhookRoutes], methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS }, console: consoleRouter }),
-    );
+    let adminApp: Express;
+    if (keyAdmin) {
+      const keyExists = (id: string): Promise<boolean> =>
+        keyAdmin.show(id).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof ApiError && err.code === 'not_found') return false;
+            throw err;
+          },
+        );
+      const usageRoutes = createUsageRoutes(usageStore, keyExists);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
+      const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
+      adminApp = createAdminApp(keyAdmin, operators, logger, {
+        routers: [usageRoutes, webhookRoutes],
+        methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
+        console: consoleRouter(store),
+      });
+    } else {
+      // The keys file is the store: the console alone, read-only, on the admin listener.
+      adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+      })));
+    }
+    const admin = createServer(adminApp);
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }

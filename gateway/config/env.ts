@@ -33,6 +33,8 @@ const EnvSchema = z.object({
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []))
     .pipe(z.array(base64url32)),
   CURSOR_TTL_SECONDS: positiveInt(3600),
+  /** Signs the caller identity sent to the insights service (required when insights is configured). */
+  INSIGHTS_IDENTITY_SECRET: base64url32.optional(),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
   /** A connection whose written answers make no progress to the client for this long is closed. */
   WRITE_STALL_TIMEOUT_MS: positiveInt(30000),
@@ -96,12 +98,8 @@ function checkCombinations(env: Env): void {
   if (env.WEBHOOK_SECRET && !env.WEBHOOK_URL) {
     throw new ConfigError('environment variable WEBHOOK_URL: needed with WEBHOOK_SECRET (where to send events)');
   }
-  if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
-    throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
-  }
-  if (env.ADMIN_TOKENS_FILE && env.KEY_STORE !== 'redis') {
-    throw new ConfigError('environment variable ADMIN_TOKENS_FILE: the admin API manages the Redis key store; set KEY_STORE=redis');
-  }
+  // ADMIN_TOKEN / ADMIN_TOKENS_FILE with the keys file: the admin listener serves the console alone,
+  // read-only (the admin API manages the Redis key store).
 }
 
 /** Parses the process environment once, at start-up. Throws a one-line `ConfigError`. */

@@ -214,10 +214,12 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
 
   router.get('/keys/:id', need('read'), async (req, res) => {
     const id = req.params.id as string;
-    const [key, usage, audit] = await Promise.all([o.store.show(id), o.store.usage(id), o.store.readAudit({ keyId: id, limit: 10 })]);
+    const [key, usage, audit, history] = await Promise.all([
+      o.store.show(id), o.store.usage(id), o.store.readAudit({ keyId: id, limit: 10 }), o.store.history?.(id, 14),
+    ]);
     const done = queryOf(req).get('done') ?? undefined;
     const s = signed(res);
-    sendPage(res, 200, keyPage(s.ctx, { key, usage, audit: audit.entries, role: s.role, readOnly: !o.store.admin, source: o.store.source, ...(done ? { done } : {}) }));
+    sendPage(res, 200, keyPage(s.ctx, { key, usage, audit: audit.entries, ...(history ? { history } : {}), role: s.role, readOnly: !o.store.admin, source: o.store.source, ...(done ? { done } : {}) }));
   });
 
   const CONFIRM: Record<ConfirmAction, Permission> = { pause: 'manage', roll: 'issue', revoke: 'issue' };

@@ -1,5 +1,6 @@
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { KeyAdmin, KeyView, UsageView } from '../keys/key-admin';
+import type { DailyUsage } from '../usage/usage-reports';
 
 /**
  * What the console reads, whichever key store is in use, and where the keys come from. `admin` is
@@ -14,12 +15,15 @@ export interface ConsoleStore {
   show(id: string): Promise<KeyView>;
   usage(id: string): Promise<UsageView>;
   readAudit(query: AuditQuery): Promise<AuditPage>;
+  /** The key's daily usage history (accepted and refusals by code), oldest first, when it is recorded. */
+  history?(id: string, days: number): Promise<DailyUsage>;
 }
 
 /** The console over the Redis key store: everything goes through the key admin, writes included. */
-export function redisConsoleStore(admin: KeyAdmin, source: string): ConsoleStore {
+export function redisConsoleStore(admin: KeyAdmin, source: string, history?: ConsoleStore['history']): ConsoleStore {
   return {
     source,
+    ...(history ? { history } : {}),
     admin,
     list: () => admin.list(),
     show: (id) => admin.show(id),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LimitsSchema, toLimits, type GatewayConfig } from '../config/gateway-config';
+import { isLimitValue, LimitsSchema, toLimits, type GatewayConfig } from '../config/gateway-config';
 import { readYamlFile } from '../config/yaml-file';
 import { formatIssuePath } from '../config/config-error';
 import { ConfigError } from '../config/config-error';
@@ -83,7 +83,6 @@ const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema) }).strict();
 const ENTRY_FIELDS = new Set(Object.keys(KeyEntrySchema.shape));
 const LIMIT_FIELDS = new Set(['per_minute', 'per_day', 'per_month']);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPositiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
 
 /**
  * True only for an entry `KeyEntrySchema` accepts as it is; false when unsure (the schema then
@@ -103,7 +102,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
   if ('limits' in e) {
     if (!isRecord(e.limits)) return false;
-    for (const field in e.limits) if (!LIMIT_FIELDS.has(field) || !isPositiveInt(e.limits[field])) return false;
+    for (const field in e.limits) if (!LIMIT_FIELDS.has(field) || !isLimitValue(e.limits[field])) return false;
   }
   if ('previous_key_sha256' in e && (typeof e.previous_key_sha256 !== 'string' || !SHA256_HEX.test(e.previous_key_sha256))) return false;
   if ('previous_key_expires_at' in e) return false; // rare; the schema's date-time rule decides

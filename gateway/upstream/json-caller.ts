@@ -25,6 +25,8 @@ export interface CallContext {
    * itself, with `TIMED_OUT` as the reason, when the upstream takes too long.
    */
   readonly signal: CallSignal;
+  /** Headers of the gateway's own to add (e.g. the insights caller identity); never the caller's. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The abort reason of a call that ran out of time. */
@@ -102,7 +104,7 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
       const answer = await pool.request({
         path: prefix + pathAndQuery,
         method: 'GET',
-        headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
+        headers: { ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId },
         signal,
       });
       status = answer.statusCode;

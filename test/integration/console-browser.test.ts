@@ -123,7 +123,7 @@ beforeAll(async () => {
     .map((name) => `- name: ${name}\n  token_sha256: ${sha256Hex(TOKENS[name])}\n  role: ${ROLES[name]}\n`).join(''));
   const keysFile = writeKeysFile([], dir);
   const gatewayConfig = writeGatewayConfig(undefined, dir);
-  const env = { REDIS_URL: redis.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000' };
+  const env = { REDIS_URL: redis.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' };
   gateways = await Promise.all([0, 1].map((i) => startGateway({
     backendUrl: backend.url, keysFile, gatewayConfig, env: i === 0 ? { ...env, ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile } : env,
   })));
@@ -233,6 +233,17 @@ describe('an admin in the console', () => {
     expect(await day.getAttribute('max')).toBe('60');
     expect(Number(await row.locator('progress[data-window="month"]').getAttribute('value'))).toBe(before + 9);
     await expect(row.innerText()).resolves.toContain(`${before + 9} / 60`);
+    // The key's page shows today's history once the gateways have written it: every answer was a 200,
+    // so today's accepted count is the day counter.
+    const used = before + 9;
+    let accepted = -1;
+    for (let i = 0; i < 100 && accepted !== used; i++) {
+      await page.goto(`${adminUrl}/console/keys/browser-key`);
+      accepted = Number(await page.locator(`#usage-history tr[data-date="${new Date().toISOString().slice(0, 10)}"] td[data-accepted]`).getAttribute('data-accepted'));
+      if (accepted !== used) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(accepted).toBe(used);
+    await expect(page.locator('#usage-history tbody tr').count()).resolves.toBe(14);
     // A few more keys, in other states, for the picture in the README.
     for (const [id, tier, countries, perDay] of [['acme-uk', 'advanced', ['GB'], 40], ['bistro-fr', 'standard', ['FR', 'BE'], 30], ['charter-de', 'standard', ['DE'], 100]] as const) {
       const { key } = await adminApi('POST', '/admin/keys', { id, tier, countries, address: '127.0.0.1', per_day: perDay });

@@ -1,5 +1,6 @@
 import type { AuditEntry } from '../../audit/audit-entry';
 import type { KeyView, UsageView } from '../../keys/key-admin';
+import type { DailyUsage } from '../../usage/usage-reports';
 import { allows, type Role } from '../../operators/roles';
 import { html, type SafeHtml } from '../html';
 import { auditTable } from './audit-table';
@@ -18,6 +19,7 @@ export interface KeyPageData {
   key: KeyView;
   usage: UsageView;
   audit: AuditEntry[];
+  history?: DailyUsage;
   role: Role;
   readOnly: boolean;
   source: string;
@@ -55,6 +57,23 @@ ${manage && live ? html`<h2>Change the record</h2>
 </form>` : ''}`;
 }
 
+/** The last days' answers to this key, newest first: accepted, and refusals by code. */
+function history(d: KeyPageData): SafeHtml {
+  if (!d.history) return html`<p class="muted">Not recorded by this gateway.</p>`;
+  const days = [...d.history.days].reverse();
+  return html`<table id="usage-history">
+<caption class="muted">The last ${days.length} days (UTC). Counted by each gateway and written every few seconds.</caption>
+<thead><tr><th scope="col">Date</th><th scope="col">Accepted</th><th scope="col">Refused</th></tr></thead>
+<tbody>
+${days.map((day) => {
+    const refused = Object.entries(day.refused);
+    return html`<tr data-date="${day.date}"><td class="num">${day.date}</td><td class="num" data-accepted="${day.accepted}">${day.accepted.toLocaleString('en-GB')}</td><td>${refused.length ? refused.map(([code, n]) => `${code} ${n}`).join(', ') : html`<span class="muted">—</span>`}</td></tr>`;
+  })}
+</tbody>
+</table>
+<p class="muted">Monthly totals for billing: <code>keys report --month YYYY-MM</code> or <code>GET /admin/reports/monthly</code>.</p>`;
+}
+
 /** One key: its record, its use now, the place for its history, its recent audit entries, and the actions the role allows. */
 export function keyPage(ctx: PageContext, d: KeyPageData): string {
   const k = d.key;
@@ -80,7 +99,7 @@ ${(['minute', 'day', 'month'] as const).map((w) => html`<tr><td>${w === 'day' ? 
 </tbody>
 </table>
 <h2>Usage history</h2>
-<p class="muted">Not shown in the console yet: read the daily history with <code>keys usage ${k.id} --days 30</code> or <code>GET /admin/keys/${k.id}/usage/daily</code>.</p>
+${history(d)}
 <h2>Recent changes</h2>
 ${auditTable(d.audit, d.audit.length ? 'The last changes to this key, newest first.' : 'No recorded changes.')}
 <p><a href="/console/audit?key_id=${encodeURIComponent(k.id)}">All changes to this key</a></p>`);
