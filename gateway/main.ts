@@ -14,7 +14,8 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
-import { loadKeysFile, type FileKey } from './keys/keys-file';
+import type { FileKey } from './keys/keys-file';
+import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
@@ -49,7 +50,7 @@ import { redisDeadLetters } from './webhooks/redis-webhook-queue';
 import { startWebhooks } from './webhooks/start-webhooks';
 import { createWebhookRoutes, WEBHOOK_PATHS } from './webhooks/webhook-routes';
 import { addDays, dayOf } from './usage/usage-dates';
-import { dailyUsage } from './usage/usage-reports';
+import { dailyUsage, monthlyReport, reportCsv } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -73,7 +74,7 @@ function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     requireInsightsSecret(env, gatewayConfig);
-    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
   } catch (err) {
@@ -193,7 +194,7 @@ async function main(): Promise<void> {
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
       requireInsightsSecret(env, nextConfig);
-      const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
+      const nextKeys = fileStore ? loadKeysFileOffThread(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
         if (nextKeys) {
           fileStore!.replace(nextKeys);
@@ -237,9 +238,13 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (adminOn) {
-    const history = (id: string, days: number) => {
-      const to = dayOf(Date.now());
-      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    const usageViews = {
+      history: (id: string, days: number) => {
+        const to = dayOf(Date.now());
+        return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+      },
+      report: (month: string) => monthlyReport(usageStore, month),
+      reportCsv,
     };
     const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
       store,
@@ -259,7 +264,7 @@ async function main(): Promise<void> {
           },
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
-      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, usageViews);
       // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
       const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
       adminApp = createAdminApp(keyAdmin, operators, logger, {
@@ -270,7 +275,7 @@ async function main(): Promise<void> {
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
       })));
     }
     const admin = createServer(adminApp);
