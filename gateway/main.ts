@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { createGateway } from './app';
@@ -14,16 +13,20 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
+import { watchDemoKeys } from './keys/demo-key-watch';
+import { watchKeyStoreEpoch } from './keys/key-store-epoch';
 import type { FileKey } from './keys/keys-file';
 import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
+import { redisKeys } from './keys/redis-layout';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
 import { createRedisCounters } from './limits/redis-counters';
-import { createResilientCounters } from './limits/resilient-counters';
+import { createResilientCounters, type ResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createReadiness } from './ops/readiness';
 import type { Express } from 'express';
 import { recordReload } from './audit/file-reload-audit';
 import { createMemoryAuditLog } from './audit/memory-audit-log';
@@ -34,7 +37,10 @@ import { fileConsoleStore } from './console/file-console-store';
 import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
-import { connectRedis, whenReady } from './redis/connect';
+import { connectRedis, type RedisClient } from './redis/connect';
+import { createRedisHealth } from './redis/health';
+import { checkAtStartup } from './redis/startup-check';
+import { createSubscriber, type Subscriber } from './redis/subscriber';
 import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
 import { createIdentitySigner } from './upstream/caller-identity';
@@ -99,24 +105,42 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
   const logger = createLogger(env.LOG_LEVEL);
-  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
-  const redisClients: Redis[] = [];
-  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
-    const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs, autoPipelining });
+  const metrics = createMetrics({ redis: env.redis !== undefined, perKey: env.METRICS_KEY_IDS });
+  // The ops listener comes first and stays until the process exits: /readyz answers 503 while
+  // starting and while draining, so a load balancer sees a start and a drain, never a refused port.
+  const readiness = createReadiness();
+  if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
+  const topology = env.redis;
+  const health = topology ? createRedisHealth(topology, logger) : undefined;
+  const redisClients: Array<RedisClient | Subscriber> = [];
+  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): RedisClient => {
+    const client = connectRedis(topology!, logger, role, { commandTimeoutMs, autoPipelining, health: health! });
     redisClients.push(client);
     return client;
   };
 
   const memoryCounters = createMemoryCounters();
   let counters: Counters = memoryCounters;
-  let redis: Redis | undefined;
-  if (env.REDIS_URL) {
+  let sharedCounters: ResilientCounters | undefined;
+  let redis: RedisClient | undefined;
+  if (topology) {
     redis = connect('commands');
     redis.on('ready', () => metrics.redisUp.set(1));
     redis.on('close', () => metrics.redisUp.set(0));
     metrics.redisUp.set(0);
-    counters = createResilientCounters(createRedisCounters(redis), memoryCounters, redis, logger);
-    if (!(await whenReady(redis, REDIS_STARTUP_WAIT_MS))) logger.warn('redis not reachable at start-up: counting per instance until it is');
+    // Only a cluster client retries a command internally before writing it (deadline.ts): elsewhere
+    // the client's own command timeout already bounds every call.
+    const deadlineMs = topology.kind === 'cluster' ? env.REDIS_COMMAND_TIMEOUT_MS : undefined;
+    const redisCounters = createRedisCounters(redis, deadlineMs ? { deadlineMs } : {});
+    counters = sharedCounters = createResilientCounters(redisCounters, memoryCounters, redis, logger, health!);
+    const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
+    const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [redis!.get(redisKeys.ids)] : [])]);
+    const outcome = await checkAtStartup(redis, topology, health!, probe, REDIS_STARTUP_WAIT_MS);
+    if (outcome.kind === 'refused') {
+      process.stderr.write(`config error: environment variable ${outcome.line}\n`);
+      process.exit(1);
+    }
+    if (outcome.kind === 'away') logger.warn('redis not reachable at start-up: counting per instance until it is');
   }
   let fileStore: FileKeyStore | undefined;
   let redisStore: RedisKeyStore | undefined;
@@ -124,8 +148,15 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
-    keyStore = redisStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger, {
+    const epoch = watchKeyStoreEpoch(redis!, logger, { onChange: (health) => metrics.keyStoreLost.set(health === 'lost' ? 1 : 0) });
+    const subscriber = createSubscriber(topology!, redis!, logger, health!);
+    redisClients.push(subscriber);
+    keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
+      onError: (err) => health!.report(err),
+      epoch,
+      // Two reads (pointer, record), each bounded by the command timeout.
+      ...(topology!.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
     });
   }
 
@@ -227,16 +258,19 @@ async function main(): Promise<void> {
     reloader.reload('SIGHUP');
     tokensReloader?.reload('SIGHUP');
   });
+  // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
+  const demoWatch = watchDemoKeys(env.HOST, logger, fileStore ? { file: fileStore } : { redis: redis! });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
-  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
-  if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) }));
-    servers.push(ops);
-    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
-  }
+  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
+  readiness.attach({
+    keys: () => redisStore?.state() ?? 'ok',
+    stores,
+    ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
+  });
+  server.once('listening', () => readiness.setPhase('serving'));
   if (adminOn) {
     const usageViews = {
       history: (id: string, days: number) => {
@@ -264,7 +298,7 @@ async function main(): Promise<void> {
           },
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
-      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, usageViews);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews);
       // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
       const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
       adminApp = createAdminApp(keyAdmin, operators, logger, {
@@ -288,8 +322,10 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    readiness.setPhase('draining');
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    demoWatch.close();
     tokensReloader?.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.

@@ -8,13 +8,16 @@ import { parseEnv } from '../gateway/config/env';
 import { isLimitValue, loadGatewayConfig, MAX_LIMIT } from '../gateway/config/gateway-config';
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
+import { exportKeys } from '../gateway/keys/key-backup';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
-import { connectRedis, whenReady } from '../gateway/redis/connect';
+import { connectRedis, type RedisClient } from '../gateway/redis/connect';
+import { createRedisHealth } from '../gateway/redis/health';
+import { checkAtStartup } from '../gateway/redis/startup-check';
+import { redisKeys } from '../gateway/keys/redis-layout';
 import { createRedisUsageStore } from '../gateway/usage/redis-usage-store';
 import { monthReport, UsageArgumentError, usageTable } from '../gateway/usage/usage-cli';
 import { createKeyEventSink } from '../gateway/webhooks/key-events';
 import { redisDeadLetters } from '../gateway/webhooks/redis-webhook-queue';
-import type Redis from 'ioredis';
 import pino from 'pino';
 
 const USAGE = `usage: npm run --silent keys -- <command>
@@ -26,19 +29,21 @@ const USAGE = `usage: npm run --silent keys -- <command>
   set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
-  import FILE
+  import FILE [--allow-demo]   upsert every record of a keys file (demo keys refused unless --allow-demo)
+  export FILE         write every record (hashes only) to a keys file that import restores
   audit [ID] [--since DATE|DATETIME] [--limit N] [--cursor C] [--json]
                       the audit log, newest first (who changed what, before → after)
   generate            a new key value and its hash, for a keys file (no store needed)
   hash                the SHA-256 of a key value read from stdin (no store needed)
-Store commands use the Redis key store at REDIS_URL (KEY_STORE=redis).`;
+Store commands use the Redis key store (KEY_STORE=redis) at REDIS_URL, REDIS_CLUSTER_NODES or
+REDIS_SENTINELS + REDIS_SENTINEL_MASTER, with the gateway's credential and TLS variables.`;
 
 class UsageError extends Error {}
 
 const OPTIONS = {
   id: { type: 'string' }, tier: { type: 'string' }, countries: { type: 'string' }, address: { type: 'string' },
   'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'per-month': { type: 'string' },
-  reason: { type: 'string' }, grace: { type: 'string' },
+  reason: { type: 'string' }, grace: { type: 'string' }, 'allow-demo': { type: 'boolean' },
   since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, json: { type: 'boolean' },
   days: { type: 'string' }, month: { type: 'string' }, csv: { type: 'boolean' },
 } as const;
@@ -71,7 +76,7 @@ function recordFields(values: Record<string, string | undefined>): Record<string
 
 const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, args: string[], values: Record<string, string | boolean | undefined>): Promise<void> {
+async function runStoreCommand(admin: KeyAdmin, redis: RedisClient, command: string, args: string[], values: Record<string, string | boolean | undefined>): Promise<void> {
   const strings = Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string')) as Record<string, string | undefined>;
   const needId = (): string => {
     if (!args[0]) throw new UsageError(`${command} needs a key id`);
@@ -121,10 +126,16 @@ async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, a
     }
     case 'import': {
       if (!args[0]) throw new UsageError('import needs a keys file');
-      const ids = await admin.import(args[0]);
+      const ids = await admin.import(args[0], { allowDemo: values['allow-demo'] === true });
       // A large import names its first ids only: one readable line, not a megabyte.
       const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')}, … and ${ids.length - 20} more` : ids.join(', ');
       process.stdout.write(`imported ${ids.length} keys: ${shown}\n`);
+      return;
+    }
+    case 'export': {
+      if (!args[0]) throw new UsageError('export needs a file to write');
+      const count = await exportKeys(redis, args[0]);
+      process.stdout.write(`exported ${count} keys to ${args[0]} (hashes only)\n`);
       return;
     }
     case 'audit': {
@@ -166,11 +177,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const env = parseEnv();
-  if (!env.REDIS_URL) throw new UsageError('REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
+  const topology = env.redis;
+  if (!topology) throw new UsageError('no Redis is set (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): store commands work on the Redis key store (KEY_STORE=redis)');
   const config = loadGatewayConfig(env.GATEWAY_CONFIG);
-  const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
+  const silent = pino({ level: 'silent' });
+  const health = createRedisHealth(topology, silent);
+  const redis = connectRedis(topology, silent, 'cli', { commandTimeoutMs: 5000, autoPipelining: false, health });
   try {
-    if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
+    const outcome = await checkAtStartup(redis, topology, health, () => redis.smembers(redisKeys.ids), 5000);
+    if (outcome.kind === 'refused') throw new UsageError(`environment variable ${outcome.line}`);
+    if (outcome.kind === 'away') throw new UsageError(`cannot reach Redis at ${topology.where}`);
     const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(redis));
     // The CLI has no token: its changes are recorded as the OS user on this host.
     const actor = { name: `cli:${os.userInfo().username}@${os.hostname()}`, channel: 'cli' } as const;

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseRedisTopology, type RedisTopology } from './redis-env';
 
 const port = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).default(fallback);
@@ -23,7 +24,15 @@ const EnvSchema = z.object({
   BACKEND_URL: z.string().url().default('http://127.0.0.1:8081'),
   KEYS_FILE: z.string().min(1).default('config/keys.yaml'),
   GATEWAY_CONFIG: z.string().min(1).default('config/gateway.yaml'),
-  REDIS_URL: z.string().url().optional(),
+  /** The shared Redis (CONTRACT part 6): at most one topology; checked by parseRedisTopology. */
+  REDIS_URL: z.string().optional(),
+  REDIS_CLUSTER_NODES: z.string().optional(),
+  REDIS_SENTINELS: z.string().optional(),
+  REDIS_SENTINEL_MASTER: z.string().optional(),
+  REDIS_USERNAME: z.string().optional(),
+  REDIS_PASSWORD: z.string().optional(),
+  REDIS_TLS: z.string().optional(),
+  REDIS_TLS_CA_FILE: z.string().optional(),
   KEY_STORE: z.enum(['file', 'redis']).default('file'),
   CURSOR_SECRET: base64url32.optional(),
   /** Comma-separated secrets still accepted for decryption while cursors issued under them live. */
@@ -70,6 +79,15 @@ const EnvSchema = z.object({
   WEBHOOK_CONCURRENCY: positiveInt(4),
   /** How often due retries and abandoned deliveries are looked for. */
   WEBHOOK_POLL_MS: positiveInt(1_000),
+  /**
+   * Key ids that get per-key metric series (`gateway_key_requests_total{key_id}`): comma-separated,
+   * or `*` for every key (small deployments only: one series per key and status). Unset: none.
+   */
+  METRICS_KEY_IDS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined ? ('none' as const) : v.trim() === '*' ? ('all' as const) : new Set(v.split(',').map((s) => s.trim()).filter(Boolean))))
+    .refine((v) => typeof v === 'string' || [...v].every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id)), { message: 'must be * or a comma-separated list of key ids' }),
   TRUST_PROXY: z
     .string()
     .optional()
@@ -85,12 +103,15 @@ const EnvSchema = z.object({
     }),
 });
 
-export type Env = z.infer<typeof EnvSchema>;
+export type Env = z.infer<typeof EnvSchema> & {
+  /** The shared Redis the variables chose; undefined: counters in memory and no Redis key store. */
+  readonly redis?: RedisTopology;
+};
 
 /** Combinations that each variable alone cannot judge. */
 function checkCombinations(env: Env): void {
-  if (env.KEY_STORE === 'redis' && !env.REDIS_URL) {
-    throw new ConfigError('environment variable KEY_STORE: "redis" needs REDIS_URL');
+  if (env.KEY_STORE === 'redis' && !env.redis) {
+    throw new ConfigError('environment variable KEY_STORE: "redis" needs a Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
   }
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) {
     throw new ConfigError('environment variable WEBHOOK_SECRET: needed with WEBHOOK_URL (whsec_ + base64 of 24 to 64 random bytes)');
@@ -111,6 +132,8 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
   }
-  checkCombinations(parsed.data);
-  return Object.freeze(parsed.data);
+  const redis = parseRedisTopology(parsed.data);
+  const env: Env = { ...parsed.data, ...(redis ? { redis } : {}) };
+  checkCombinations(env);
+  return Object.freeze(env);
 }

@@ -15,17 +15,22 @@ export function enforceLimits(
   /** Told of every decision, synchronously (quota notifications); must not wait on anything. */
   onDecision?: (keyId: string, decision: LimitDecision) => void,
 ): Step {
-  const apply = (ctx: RequestContext, decision: LimitDecision): void => {
-    if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
+  const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number): void => {
+    if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
+    if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
     onDecision?.(ctx.key!.id, decision);
     metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
     setRateLimitHeaders(ctx.res, decision.windows);
-    if (decision.kind === 'refused') throw new ApiError(decision.code, {}, decision.retryAfterSeconds);
+    if (decision.kind === 'refused') {
+      ctx.window = decision.window;
+      throw new ApiError(decision.code, {}, decision.retryAfterSeconds).because(`${decision.window}_${decision.code === 'rate_limited' ? 'limit' : 'quota'}`);
+    }
   };
   return function enforceKeyLimits(ctx) {
     const key = ctx.key!;
-    const decision = counters.consume(key.id, key.limits);
-    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d));
-    apply(ctx, decision);
+    const atMs = Date.now();
+    const decision = counters.consume(key.id, key.limits, atMs);
+    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs));
+    apply(ctx, decision, atMs);
   };
 }

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient as Redis } from '../redis/connect';
 import type { Logger } from 'pino';
 import { newEvent, type KeyEventSink } from './webhook-event';
 import { enqueueEvent, webhookKeys } from './redis-webhook-queue';

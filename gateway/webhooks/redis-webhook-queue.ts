@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type Redis from 'ioredis';
+import type { RedisClient as Redis } from '../redis/connect';
 import type { Logger } from 'pino';
 import { afterFailure, type Attempt, type DeadLetter, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import type { WebhookEvent } from './webhook-event';

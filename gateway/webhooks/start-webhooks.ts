@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient as Redis } from '../redis/connect';
 import type { Logger } from 'pino';
 import { createDeliverer } from './deliver';
 import { createMemoryWebhookQueue } from './memory-webhook-queue';
