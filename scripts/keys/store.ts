@@ -3,6 +3,7 @@ import { parseEnv } from '../../gateway/config/env';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
 import { redisKeys } from '../../gateway/keys/redis-layout';
+import { createKeyEventSink } from '../../gateway/webhooks/key-events';
 import { connectRedis, type RedisClient } from '../../gateway/redis/connect';
 import { createRedisHealth } from '../../gateway/redis/health';
 import { checkAtStartup } from '../../gateway/redis/startup-check';
@@ -25,6 +26,6 @@ export async function openKeyAdmin(): Promise<{ admin: KeyAdmin; redis: RedisCli
     redis.disconnect();
     throw new UsageError(outcome.kind === 'refused' ? `environment variable ${outcome.line}` : `cannot reach Redis at ${topology.where}`);
   }
-  const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS });
+  const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(redis));
   return { admin, redis, close: () => redis.disconnect() };
 }

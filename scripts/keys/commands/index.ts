@@ -18,6 +18,7 @@ import { settle } from './settle';
 import { show } from './show';
 import { usage } from './usage';
 import { validate } from './validate';
+import { webhooks } from './webhooks';
 
 /**
  * Every command of the keys CLI, in the order `keys help` lists them. A new command is one file in
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = [
   importFile,
   exportFile,
   audit,
+  webhooks,
   validate,
   add,
   generate,
