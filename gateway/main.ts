@@ -25,6 +25,9 @@ import { createOpsApp } from './ops/ops-app';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
+import { checkReadiness } from './ops/readiness';
+import { runPrimary, workerCount } from './workers/primary';
+import { announceListening, answerPrimary, isWorker, workerLogger } from './workers/worker-side';
 import { createListingStores } from './upstream/listing-stores';
 import type { UpstreamFailure } from './upstream/outcome';
 
@@ -63,7 +66,9 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 /** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys } = loadConfiguration();
-  const logger = createLogger(env.LOG_LEVEL);
+  // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
+  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
+  const logger = workerLogger(createLogger(env.LOG_LEVEL));
   const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
   const redisClients: Redis[] = [];
   const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
@@ -138,9 +143,15 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const server = createServer(gateway);
   servers.push(server);
-  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
-  if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) }));
+  // A worker's listening line is its own; the primary says "listening" once every worker does.
+  listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
+  const readinessSources = { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) };
+  if (isWorker()) {
+    // The primary owns the ops listener: it asks this worker for its metrics and readiness.
+    server.once('listening', () => announceListening((server.address() as AddressInfo).port));
+    answerPrimary(metrics.registry, () => checkReadiness(readinessSources), logger);
+  } else if (env.OPS_PORT !== undefined) {
+    const ops = createServer(createOpsApp(metrics, readinessSources));
     servers.push(ops);
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }

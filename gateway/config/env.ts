@@ -35,7 +35,19 @@ const EnvSchema = z.object({
   OPS_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    // A compose tool that does not expand `${ADMIN_TOKEN:-}` passes it through literally: that
+    // string must never become the admin API's token.
+    .refine((v) => !v.includes('${'), { message: 'contains "${": an unexpanded variable reference, not a token' })
+    .optional(),
+  /** Processes serving the public port: a number, or `auto` (one per core). More than one needs a shared Redis. */
+  GATEWAY_WORKERS: z
+    .union([z.literal('auto'), z.coerce.number({ invalid_type_error: 'must be a number or auto' }).int('must be a whole number or auto').min(1, 'must be at least 1, or auto').max(256, 'must be at most 256')], {
+      errorMap: () => ({ message: 'must be a whole number from 1 to 256, or auto' }),
+    })
+    .default(1),
   TRUST_PROXY: z
     .string()
     .optional()
@@ -57,6 +69,10 @@ export type Env = z.infer<typeof EnvSchema>;
 function checkCombinations(env: Env): void {
   if (env.KEY_STORE === 'redis' && !env.REDIS_URL) {
     throw new ConfigError('environment variable KEY_STORE: "redis" needs REDIS_URL');
+  }
+  if (env.GATEWAY_WORKERS !== 1 && !env.REDIS_URL) {
+    // Checked for `auto` too, whatever the core count: a configuration valid on one machine only is a trap.
+    throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (set REDIS_URL)');
   }
   if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
     throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
