@@ -22,6 +22,7 @@ import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../tes
 import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
 import { renderLevers, runLevers } from './levers';
+import { renderWorkers, runWorkers } from './workers';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -252,11 +253,12 @@ async function main(): Promise<void> {
   running.splice(0, running.length, backend);
   await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
   const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+  const workers = await runWorkers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale, levers };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale, levers, workers };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}`;
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   process.stdout.write(`\n${markdown}\nwritten: bench/results/latest.{json,md,svg}\n`);
