@@ -26,6 +26,7 @@ import { getProperty, listProperties } from './routes/properties';
 import { sendError } from './send';
 import type { InsightsUpstream } from './upstream/insights-client';
 import type { ListingStores } from './upstream/listing-stores';
+import type { UsageRecorder } from './usage/usage-recorder';
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -37,6 +38,8 @@ export interface AppDeps {
   readonly insights: InsightsUpstream;
   /** CIDRs of trusted reverse proxies; empty: `X-Forwarded-For` is ignored. */
   readonly trustedProxies: readonly string[];
+  /** Usage history: told of every answer to an identified key (in memory; flushed apart from requests). */
+  readonly usage?: UsageRecorder;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -65,7 +68,8 @@ function createReferenceApp(): RequestListener {
  * this machine, nearly the whole budget of the gateway (see bench/ and the performance issue).
  */
 export function createGateway(deps: AppDeps): RequestListener {
-  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies);
+  const usage = deps.usage;
+  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
   const answerError = createErrorHandler(deps.logger, deps.counters);
   const reference = createReferenceApp();
 

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
+import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
 import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
@@ -30,6 +31,10 @@ import { runPrimary, workerCount } from './workers/primary';
 import { announceListening, answerPrimary, isWorker, workerLogger } from './workers/worker-side';
 import { createListingStores } from './upstream/listing-stores';
 import type { UpstreamFailure } from './upstream/outcome';
+import { createMemoryUsageStore } from './usage/memory-usage-store';
+import { createRedisUsageStore } from './usage/redis-usage-store';
+import { createUsageRecorder } from './usage/usage-recorder';
+import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -99,6 +104,12 @@ async function main(): Promise<void> {
     });
   }
 
+  // Usage history: in Redis when there is one (shared, durable), else in this process's memory.
+  // Its own connection with a longer timeout: flushes are off the request's way, and a timed-out
+  // increment is dropped rather than risk counting twice.
+  const usageStore = redis ? createRedisUsageStore(connect('usage', true, ADMIN_COMMAND_TIMEOUT_MS)) : createMemoryUsageStore();
+  const usage = createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger });
+
   const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('base64url');
   if (!env.CURSOR_SECRET) {
     logger.warn('CURSOR_SECRET is not set: using a random secret, so cursors die with this process and are not shared between instances');
@@ -115,6 +126,7 @@ async function main(): Promise<void> {
     stores,
     insights,
     trustedProxies: env.TRUST_PROXY,
+    usage,
   });
 
   // The admin connection waits longer than the hot path's: a write that times out on the caller
@@ -156,7 +168,16 @@ async function main(): Promise<void> {
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
   if (env.ADMIN_TOKEN) {
-    const admin = createServer(createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger));
+    const keyExists = (id: string): Promise<boolean> =>
+      keyAdmin!.show(id).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof ApiError && err.code === 'not_found') return false;
+          throw err;
+        },
+      );
+    const usageRoutes = createUsageRoutes(usageStore, keyExists);
+    const admin = createServer(createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger, { routers: [usageRoutes], methods: USAGE_PATHS }));
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }
@@ -186,7 +207,7 @@ async function main(): Promise<void> {
           }),
       ),
     )
-      .then(() => Promise.all([stores.close(), insights.close()]))
+      .then(() => Promise.all([stores.close(), insights.close(), usage.close()]))
       .then(() => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))))
       .finally(() => {
         clearInterval(sweep);

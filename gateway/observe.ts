@@ -27,7 +27,13 @@ export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => Reques
  * never blanket trust). When the answer is done: one log line and the metrics. Headers are never
  * logged, so neither is `x-api-key`; the URL is logged redacted.
  */
-export function createRequestObserver(logger: Logger, metrics: Metrics, trustedProxies: readonly string[]): BeginRequest {
+export function createRequestObserver(
+  logger: Logger,
+  metrics: Metrics,
+  trustedProxies: readonly string[],
+  /** Told of every finished answer to an identified key (usage history). */
+  onKeyAnswered?: (keyId: string, status: number, code: string | undefined) => void,
+): BeginRequest {
   const trust = trustedProxies.length ? proxyaddr.compile([...trustedProxies]) : undefined;
 
   return function beginRequest(req, res) {
@@ -58,6 +64,7 @@ export function createRequestObserver(logger: Logger, metrics: Metrics, trustedP
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
       if (keyId) metrics.keyRequests.inc({ key_id: keyId, status });
+      if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
       const entry: Record<string, unknown> = {
         request_id: requestId,
         method: req.method,

@@ -6,11 +6,16 @@ import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
 import { connectRedis, whenReady } from '../gateway/redis/connect';
+import { createRedisUsageStore } from '../gateway/usage/redis-usage-store';
+import { monthReport, UsageArgumentError, usageTable } from '../gateway/usage/usage-cli';
+import type Redis from 'ioredis';
 import pino from 'pino';
 
 const USAGE = `usage: npm run --silent keys -- <command>
   create --id ID --tier standard|advanced --countries GB,FR --address ADDR [--per-minute N] [--per-day N] [--per-month N]
   list | show ID | usage ID
+  usage ID --days N   accepted and refused requests per UTC day, the last N days (a table)
+  report --month YYYY-MM [--csv]   every key's totals for the month (the billing export)
   set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
@@ -25,6 +30,7 @@ const OPTIONS = {
   id: { type: 'string' }, tier: { type: 'string' }, countries: { type: 'string' }, address: { type: 'string' },
   'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'per-month': { type: 'string' },
   reason: { type: 'string' }, grace: { type: 'string' },
+  days: { type: 'string' }, month: { type: 'string' }, csv: { type: 'boolean' },
 } as const;
 
 function integer(name: string, value: string | undefined): number | undefined {
@@ -48,28 +54,38 @@ function recordFields(values: Record<string, string | undefined>): Record<string
 
 const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-async function runStoreCommand(admin: KeyAdmin, command: string, args: string[], values: Record<string, string | undefined>): Promise<void> {
+async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, args: string[], values: Record<string, string | boolean | undefined>): Promise<void> {
+  const strings = Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string')) as Record<string, string | undefined>;
   const needId = (): string => {
     if (!args[0]) throw new UsageError(`${command} needs a key id`);
     return args[0];
   };
   switch (command) {
     case 'create': {
-      const created = await admin.create({ id: values.id, ...recordFields(values) });
+      const created = await admin.create({ id: values.id, ...recordFields(strings) });
       process.stdout.write(`created key ${created.id}; its value is shown once, on the next line:\n${created.key}\n`);
       return;
     }
     case 'list': return print(await admin.list());
     case 'show': return print(await admin.show(needId()));
-    case 'usage': return print(await admin.usage(needId()));
-    case 'set': return print(await admin.set(needId(), recordFields(values)));
-    case 'pause': return print(await admin.pause(needId(), values.reason));
+    case 'usage': {
+      const id = needId();
+      if (typeof values.days !== 'string') return print(await admin.usage(id));
+      await admin.show(id); // an unknown id is an error, not an empty table
+      process.stdout.write(await usageTable(createRedisUsageStore(redis), id, values.days));
+      return;
+    }
+    case 'report':
+      process.stdout.write(await monthReport(createRedisUsageStore(redis), typeof values.month === 'string' ? values.month : undefined, values.csv === true));
+      return;
+    case 'set': return print(await admin.set(needId(), recordFields(strings)));
+    case 'pause': return print(await admin.pause(needId(), strings.reason));
     case 'settle': return print(await admin.settle(needId()));
     case 'revoke': return print(await admin.revoke(needId()));
     case 'roll': {
       const id = needId();
       // --grace is part of the command (CONTRACT): a forgotten one must not end the old value at once.
-      const grace = integer('grace', values.grace);
+      const grace = integer('grace', strings.grace);
       if (grace === undefined) throw new UsageError('roll needs --grace SECONDS (0 ends the old value now)');
       const rolled = await admin.roll(id, grace);
       process.stdout.write(`rolled key ${rolled.id}; the new value is shown once, on the next line:\n${rolled.key}\n`);
@@ -117,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
   const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
   try {
     if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
-    await runStoreCommand(createKeyAdmin(redis, config), command, args, values);
+    await runStoreCommand(createKeyAdmin(redis, config), redis, command, args, values);
     return 0;
   } finally {
     redis.disconnect();
@@ -127,7 +143,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {
-    const known = err instanceof UsageError || err instanceof ApiError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const known = err instanceof UsageError || err instanceof UsageArgumentError || err instanceof ApiError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     process.stderr.write(`keys: ${known ? (err as Error).message.split('\n')[0] : `unexpected failure: ${(err as Error).message}`}\n`);
     if (err instanceof UsageError && (err as Error).message.includes('\n')) process.stderr.write(`${(err as Error).message.split('\n').slice(1).join('\n')}\n`);
     process.exitCode = 1;

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
@@ -28,7 +28,13 @@ function requireToken(token: string): RequestHandler {
  * JSON in and out; errors in the public `{error, message}` form. It never shows a hash or a key
  * value, except the new value in the answer to create and roll.
  */
-export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): Express {
+/** Paths other capabilities add to the admin API (usage history, webhooks), with their methods for 405s. */
+export interface AdminExtensions {
+  readonly routers?: readonly Router[];
+  readonly methods?: Readonly<Record<string, string>>;
+}
+
+export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger, extensions: AdminExtensions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -51,6 +57,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
   app.post('/admin/keys/:id/settle', async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
   app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
+  for (const router of extensions.routers ?? []) app.use(router);
 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {
@@ -58,6 +65,7 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger): 
     '/admin/keys/:id': 'GET, PATCH',
     '/admin/keys/:id/usage': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
+    ...extensions.methods,
   };
   for (const [path, allow] of Object.entries(methodsByPath)) {
     app.all(path, (_req, res) => sendError(res, new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.'), allow));

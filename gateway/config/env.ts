@@ -48,6 +48,8 @@ const EnvSchema = z.object({
       errorMap: () => ({ message: 'must be a whole number from 1 to 256, or auto' }),
     })
     .default(1),
+  /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
+  USAGE_FLUSH_MS: positiveInt(2000),
   TRUST_PROXY: z
     .string()
     .optional()

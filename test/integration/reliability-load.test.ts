@@ -318,7 +318,12 @@ describe('Redis after the load', () => {
       keys.push(...batch);
     } while (cursor !== '0');
     expect(keys.length).toBeGreaterThanOrEqual(5 * 3); // five keys counted, three windows each
-    for (const key of keys) {
+    const USAGE_MS = 26 * 31 * 86_400_000; // usage history: a month's record lives 26 months after the month began
+    for (const key of keys.filter((k) => /^lgw:\{[^}]+\}:usage:\d{4}-\d{2}$/.test(k))) {
+      const ttl = await direct.pttl(key);
+      expect({ key, ttl: ttl > 0 && ttl <= USAGE_MS }).toEqual({ key, ttl: true });
+    }
+    for (const key of keys.filter((k) => !/^lgw:\{[^}]+\}:usage:/.test(k))) {
       const window = /^lgw:\{[^}]+\}:(minute|day|month):\d+$/.exec(key)?.[1] as keyof typeof WINDOW_MS | undefined;
       expect({ key, window }).toEqual({ key, window: expect.any(String) });
       const ttl = await direct.pttl(key);

@@ -1,0 +1,56 @@
+/**
+ * What usage history counts, per key and UTC day: the requests answered 200 (`accepted`) and the
+ * refusals that come after the key is known, by code. Refusals before the key is known
+ * (`unauthenticated`, `not_found` of the path, `method_not_allowed`) belong to no key.
+ */
+export const REFUSAL_CODES = [
+  'ip_not_allowed',
+  'key_paused',
+  'upgrade_required',
+  'rate_limited',
+  'quota_exceeded',
+  'invalid_parameter',
+  'country_not_entitled',
+  'invalid_cursor',
+] as const;
+
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+/** A counted outcome: `accepted` or a refusal code. */
+export type UsageField = 'accepted' | RefusalCode;
+
+const REFUSALS: ReadonlySet<string> = new Set(REFUSAL_CODES);
+export const isRefusalCode = (code: string): code is RefusalCode => REFUSALS.has(code);
+
+export interface UsageCounts {
+  accepted: number;
+  refused: Partial<Record<RefusalCode, number>>;
+}
+
+/** One increment to store: `count` more of `field` for `keyId` on `day` (YYYY-MM-DD, UTC). */
+export interface UsageEntry {
+  readonly keyId: string;
+  readonly day: string;
+  readonly field: UsageField;
+  readonly count: number;
+}
+
+export const emptyCounts = (): UsageCounts => ({ accepted: 0, refused: {} });
+
+/** Adds `count` of `field` to `into` (mutates, returns it). */
+export function addTo(into: UsageCounts, field: UsageField, count: number): UsageCounts {
+  if (field === 'accepted') into.accepted += count;
+  else into.refused[field] = (into.refused[field] ?? 0) + count;
+  return into;
+}
+
+/**
+ * Where history lives: Redis (shared by every instance) or memory (the embedded mode). Both keep
+ * days for at least 400 days and month totals for at least 25 months.
+ */
+export interface UsageStore {
+  add(entries: readonly UsageEntry[]): Promise<void>;
+  /** The days in [from, to] (YYYY-MM-DD, inclusive) on which the key has any count. */
+  days(keyId: string, from: string, to: string): Promise<Map<string, UsageCounts>>;
+  /** The totals of every key with any count in `month` (YYYY-MM). */
+  month(month: string): Promise<Map<string, UsageCounts>>;
+}
