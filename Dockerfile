@@ -1,6 +1,6 @@
 # One image for both processes: the gateway (default command) and the listings data service
 # (`command: ["node", "dist/backend-mock/main.js"]`).
-FROM node:20-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +10,7 @@ COPY backend-mock backend-mock
 COPY scripts scripts
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:26-trixie-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules node_modules

@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { carriesKey, KEY_PREFIX } from './keys/key-format';
+import { isListingId, LISTING_TYPES, PROPERTY_TYPES } from './validation/query';
 
 /** The process logger. Asynchronous destination: a slow stdout never blocks a request. */
 export function createLogger(level: string): Logger {
@@ -9,41 +9,63 @@ export function createLogger(level: string): Logger {
   );
 }
 
-const LOGGED_QUERY_PARAMETERS = new Set(['country', 'listing_type', 'property_type', 'limit']);
-
 /**
- * The URL as logged: the path, and of the query only known parameter names with the (short) values
- * of the filters. A cursor's value, and any unknown name or value (a key pasted as `?api_key=…` or as a
- * bare `?<key>`), is logged as `[redacted]`.
+ * The redaction rule, decided once: the URL is logged as an allow-list, never by searching it for
+ * secrets. A part of it is logged as sent only when it is known to be valid for the route; every
+ * other part is replaced by `[redacted]`, whatever its spelling (percent-encoded, double-encoded,
+ * in the project's key format or not, with or without an `x-api-key` header):
+ *
+ * - a path segment: the fixed words of the surface (`v1`, `properties`, `docs`, the asset names…);
+ *   a path parameter (a listing id, an insights sub-path segment) only when it is written in the
+ *   id alphabet without escapes AND the answer was a success, i.e. the upstream knew it: a listing
+ *   id cannot be told from a key by its spelling, but a pasted key is never a found listing;
+ * - a query pair: a filter name of the surface with a value the filter accepts (`country` two
+ *   letters, `listing_type`, `property_type`, `limit`); `cursor` always `cursor=[redacted]`;
+ *   a known name with any other value `name=[redacted]`; anything else `[redacted]`.
  */
-export function loggableUrl(url: string, callerKey?: string | string[]): string {
-  const q = url.indexOf('?');
-  if (q < 0) return loggablePath(url, callerKey);
-  const parts = url
-    .slice(q + 1)
-    .split('&')
-    .slice(0, 20)
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      const name = eq < 0 ? pair : pair.slice(0, eq);
-      // A filter's value is logged only when it is short, as every valid value is: a key pasted
-      // as `country=<key>` must not reach the log either.
-      if (LOGGED_QUERY_PARAMETERS.has(name)) return pair.length - name.length <= 13 ? pair : `${name}=[redacted]`;
-      return name === 'cursor' ? 'cursor=[redacted]' : '[redacted]';
-    });
-  return `${loggablePath(url.slice(0, q), callerKey)}?${parts.join('&')}`;
+const REDACTED = '[redacted]';
+const PATH_WORDS = new Set([
+  'v1', 'ping', 'properties', 'insights', 'openapi.json', 'docs', 'assets',
+  'swagger-ui.css', 'swagger-ui-bundle.js', 'init.js', 'favicon-32x32.png', 'favicon-16x16.png',
+]);
+/** A path parameter as sent: the id alphabet, no escapes. */
+const PLAIN_ID = /^[A-Za-z0-9._~-]+$/;
+const QUERY_VALUE: Readonly<Record<string, (value: string) => boolean>> = {
+  country: (v) => /^[A-Za-z]{2}$/.test(v),
+  listing_type: (v) => (LISTING_TYPES as readonly string[]).includes(v),
+  property_type: (v) => (PROPERTY_TYPES as readonly string[]).includes(v),
+  limit: (v) => /^[0-9]{1,3}$/.test(v),
+  cursor: () => false,
+};
+const MAX_SEGMENTS = 16;
+const MAX_PAIRS = 20;
+
+/** One path segment as logged. `found`: the answer was a success, so a parameter was a real one. */
+function loggableSegment(segment: string, found: boolean): string {
+  if (segment === '' || PATH_WORDS.has(segment)) return segment;
+  return found && PLAIN_ID.test(segment) && isListingId(segment) ? segment : REDACTED;
 }
 
-/** A key in the project's format, as sent or percent-encoded. */
-const KEY_IN_PATH = new RegExp(`${KEY_PREFIX}[^/?]*`, 'g');
+function loggablePair(pair: string): string {
+  const eq = pair.indexOf('=');
+  const name = eq < 0 ? pair : pair.slice(0, eq);
+  if (!Object.hasOwn(QUERY_VALUE, name)) return REDACTED;
+  return eq >= 0 && QUERY_VALUE[name]!(pair.slice(eq + 1)) ? pair : `${name}=${REDACTED}`;
+}
 
-/** The path as logged: at most 512 characters, any key in it (the caller's, or in the project's format) `[redacted]`. */
-function loggablePath(path: string, callerKey?: string | string[]): string {
-  let out = path;
-  if (typeof callerKey === 'string') {
-    for (const form of [callerKey, encodeURIComponent(callerKey)]) if (carriesKey(out, form)) out = out.split(form).join('[redacted]');
-  }
-  out = out.replace(KEY_IN_PATH, '[redacted]');
-  // Redacted before it is cut, so no part of a key survives at the cut.
-  return out.length > 512 ? `${out.slice(0, 512)}…` : out;
+/**
+ * The URL as logged (see the rule above). `succeeded`: the request was answered with a success
+ * (2xx or 304), so its path parameters were known to the gateway or its upstream.
+ */
+export function loggableUrl(url: string, succeeded = false): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const segments = path.split('/');
+  let logged = segments.slice(0, MAX_SEGMENTS).map((s) => loggableSegment(s, succeeded)).join('/');
+  if (segments.length > MAX_SEGMENTS) logged += `/${REDACTED}`;
+  if (q < 0) return logged;
+  const pairs = url.slice(q + 1).split('&');
+  const query = pairs.slice(0, MAX_PAIRS).map(loggablePair);
+  if (pairs.length > MAX_PAIRS) query.push(REDACTED);
+  return `${logged}?${query.join('&')}`;
 }

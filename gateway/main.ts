@@ -153,7 +153,7 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => reloader.reload('SIGHUP'));
 
   const servers: Server[] = [];
-  const server = createServer(gateway);
+  const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   // A worker's listening line is its own; the primary says "listening" once every worker does.
   listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });

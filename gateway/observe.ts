@@ -68,7 +68,7 @@ export function createRequestObserver(
       const entry: Record<string, unknown> = {
         request_id: requestId,
         method: req.method,
-        url: loggableUrl(url, req.headers['x-api-key']),
+        url: loggableUrl(url, (status >= 200 && status < 300) || status === 304),
         ip: ctx.clientIp,
         status,
         ms: Math.round(seconds * 1e4) / 10,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { guardConnections } from './connection-guard';
 import { ApiError, errorBody } from './errors';
 
 /** A request whose head is not in within this time is dropped (slowloris). */
@@ -8,6 +10,14 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Longer than common load balancers' idle timeouts (60 s), so they close first. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** Default stalled-write timeout (WRITE_STALL_TIMEOUT_MS): see connection-guard.ts. */
+export const WRITE_STALL_TIMEOUT_MS = 30_000;
+
+export interface ServerOptions {
+  /** Logs a connection the guard closes (pipelining cap, stalled write). */
+  readonly logger?: Logger;
+  readonly writeStallTimeoutMs?: number;
+}
 
 /** The catalogue's `invalid_parameter`, written raw: these requests never reach the gateway's pipeline. */
 const MALFORMED_BODY = JSON.stringify(
@@ -20,9 +30,14 @@ const malformedRequestAnswer = (): string =>
 /**
  * The HTTP server around the app. A request Node cannot parse (bad framing such as two
  * Content-Lengths or CL+TE, an oversized header block or URL) is answered with a JSON 400 and the
- * connection closed; a timed-out or reset connection is simply dropped.
+ * connection closed; a timed-out or reset connection is simply dropped. Pipelining is capped per
+ * connection, a client that stops reading is cut, and every answer closes once (connection-guard.ts).
  */
-export function createServer(app: RequestListener): Server {
+export function createServer(app: RequestListener, options: ServerOptions = {}): Server {
+  const guard = guardConnections(app, {
+    writeStallTimeoutMs: options.writeStallTimeoutMs ?? WRITE_STALL_TIMEOUT_MS,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
   const server = http.createServer(
     {
       headersTimeout: HEADERS_TIMEOUT_MS,
@@ -32,8 +47,9 @@ export function createServer(app: RequestListener): Server {
       // hold a connection for up to 40 s instead of 10).
       connectionsCheckingInterval: 1000,
     },
-    app,
+    guard.listener,
   );
+  server.on('close', () => guard.stop());
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable || err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       socket.destroy();

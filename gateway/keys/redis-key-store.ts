@@ -25,6 +25,7 @@ export interface RedisKeyStore extends KeyStore {
 interface CacheEntry {
   readonly lookup: KeyLookup;
   readonly expiresAt: number;
+  readonly cachedAt: number;
 }
 
 const NOT_FOUND: KeyLookup = { kind: 'not_found' };
@@ -67,6 +68,11 @@ export function createRedisKeyStore(
     }
     generation++;
   });
+  // The store owns its subscription: ioredis's own resubscription on reconnect is a promise nobody
+  // awaits, so a SUBSCRIBE that timed out on a flapping connection was an unhandled rejection that
+  // took the process down. Here every (re)subscription is made, awaited and handled below.
+  subscriber.options.autoResubscribe = false;
+  let subscribeFailed = false;
   // Messages sent while unsubscribed are lost: start from an empty cache on every (re)subscription.
   subscriber.on('ready', () => {
     subscriber
@@ -75,17 +81,33 @@ export function createRedisKeyStore(
         cache.clear();
         generation++;
         subscribed = true;
+        if (subscribeFailed) logger.info('key change subscription back');
+        subscribeFailed = false;
       })
-      .catch((err: Error) => logger.warn({ err: err.message }, 'key change subscription failed'));
+      .catch((err: Error) => {
+        // Logged once until it works again; the connection is dropped so it reconnects and retries.
+        if (!subscribeFailed) logger.warn({ err: err.message }, 'key change subscription failed: retrying');
+        subscribeFailed = true;
+        subscriber.disconnect(true);
+      });
   });
   subscriber.on('close', () => {
     subscribed = false;
   });
 
+  /**
+   * A cached entry may answer while the subscription is up, or, while it is down (changes are being
+   * missed), only for UNSUBSCRIBED_TTL_MS after it was read: a record cached before the subscription
+   * dropped is read again instead of being trusted for the rest of its TTL.
+   */
+  const trusted = (entry: CacheEntry, now: number): boolean =>
+    entry.expiresAt > now && (subscribed || now - entry.cachedAt < UNSUBSCRIBED_TTL_MS);
+
   function remember(hash: string, lookup: KeyLookup, ttlMs: number, readGeneration: number): KeyLookup {
     if (readGeneration !== generation) return lookup; // invalidated while reading: answer, do not cache
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
-    cache.set(hash, { lookup, expiresAt: Date.now() + (subscribed ? ttlMs : Math.min(ttlMs, UNSUBSCRIBED_TTL_MS)) });
+    const now = Date.now();
+    cache.set(hash, { lookup, expiresAt: now + ttlMs, cachedAt: now });
     return lookup;
   }
 
@@ -105,7 +127,7 @@ export function createRedisKeyStore(
   return {
     lookup(hash) {
       const entry = cache.get(hash);
-      if (entry && entry.expiresAt > Date.now()) {
+      if (entry && trusted(entry, Date.now())) {
         observe('hit');
         return entry.lookup;
       }

@@ -15,6 +15,11 @@ const RETRY_SHARED_AFTER_MS = 1000;
  * and keeps limiting (each instance then allows up to the full limit: the limit is per instance
  * during an outage). Switching is logged once each way. No request waits on a Redis that is
  * known to be down: the client's state is checked first, and a failed call is not retried for a second.
+ *
+ * A request is never free: one whose shared count cannot be confirmed (the call failed or timed
+ * out) is counted in the instance. A timed-out call may still have run on Redis (a stalled server
+ * runs what it was sent once it resumes), so such a request can be counted twice, once in Redis and
+ * once here: during a stall the gateway errs towards refusing, never towards allowing more.
  */
 export function createResilientCounters(shared: Counters, local: Counters, redis: Redis, logger: Logger): Counters {
   let usingLocalUntil = 0;
@@ -30,9 +35,6 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
     degraded = false;
   };
 
-  /** A command that timed out may still have run on Redis: the request may already be counted there. */
-  const timedOut = (err: unknown): boolean => /timed out/i.test(String((err as Error)?.message));
-
   async function withFallback(op: 'consume' | 'peek', keyId: string, limits: Limits, nowMs?: number): Promise<LimitDecision> {
     if (redis.status !== 'ready' || Date.now() < usingLocalUntil) {
       if (redis.status !== 'ready') degrade(new Error(`redis ${redis.status}`));
@@ -44,11 +46,7 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
       return tagged(decision, 'shared');
     } catch (err) {
       degrade(err);
-      if (op === 'consume' && timedOut(err)) {
-        // Counting it again here would count it twice: decide by the local state without counting.
-        const peeked = await local.peek(keyId, limits, nowMs);
-        return tagged(peeked.kind === 'refused' ? peeked : { kind: 'allowed', windows: peeked.kind === 'allowed' ? peeked.windows : [] }, 'local');
-      }
+      // Unconfirmed, so counted here, even after a timeout (see above: possibly counted twice).
       return tagged(await local[op](keyId, limits, nowMs), 'local');
     }
   }

@@ -6,12 +6,11 @@
  * Only GET routes are registered here; the app answers 405 on these paths for other methods
  * (see `REFERENCE_PATHS`) and 404 for anything the router does not serve (it calls `next()`).
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import { CORE_SCHEMA, load } from 'js-yaml';
-import { ApiError } from '../errors';
-import { sendError } from '../send';
 
 /** The express path patterns served by the reference router (the app answers 405 on them). */
 export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/assets/:file'];
@@ -134,7 +133,31 @@ ${operations.join('\n')}
 `;
 }
 
-type Asset = { kind: 'file'; file: string; type: string } | { kind: 'inline'; body: string; type: string };
+/** A file of the page, held in memory: read once at start-up, with its strong validator. */
+interface Asset {
+  readonly body: Buffer;
+  readonly type: string;
+  readonly etag: string;
+}
+
+const asset = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+
+function readAsset(file: string, type: string): Asset {
+  try {
+    return asset(fs.readFileSync(file), type);
+  } catch (err) {
+    throw new Error(`swagger-ui-dist asset missing: ${file} (${(err as Error).message})`);
+  }
+}
+
+/** True when an If-None-Match header names this ETag (weak comparison, as RFC 9110 asks for GET) or is `*`. */
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === `W/${etag}`;
+  });
+}
 
 /**
  * Builds the router. The document is read, parsed and serialised once, here: a broken document
@@ -146,18 +169,15 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
   const page = renderDocsPage(doc);
   const uiDir = swaggerUiDir();
 
+  // Read once, here: an answer is a reference to one shared buffer, so no descriptor is opened per
+  // request and an answer queued behind others (pipelining) holds no file open (res.sendFile did).
   const assets = new Map<string, Asset>([
-    ['swagger-ui.css', { kind: 'file', file: path.join(uiDir, 'swagger-ui.css'), type: 'text/css; charset=utf-8' }],
-    ['swagger-ui-bundle.js', { kind: 'file', file: path.join(uiDir, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' }],
-    ['favicon-32x32.png', { kind: 'file', file: path.join(uiDir, 'favicon-32x32.png'), type: 'image/png' }],
-    ['favicon-16x16.png', { kind: 'file', file: path.join(uiDir, 'favicon-16x16.png'), type: 'image/png' }],
-    ['init.js', { kind: 'inline', body: INIT_JS, type: 'text/javascript; charset=utf-8' }],
+    ['swagger-ui.css', readAsset(path.join(uiDir, 'swagger-ui.css'), 'text/css; charset=utf-8')],
+    ['swagger-ui-bundle.js', readAsset(path.join(uiDir, 'swagger-ui-bundle.js'), 'text/javascript; charset=utf-8')],
+    ['favicon-32x32.png', readAsset(path.join(uiDir, 'favicon-32x32.png'), 'image/png')],
+    ['favicon-16x16.png', readAsset(path.join(uiDir, 'favicon-16x16.png'), 'image/png')],
+    ['init.js', asset(Buffer.from(INIT_JS), 'text/javascript; charset=utf-8')],
   ]);
-  for (const asset of assets.values()) {
-    if (asset.kind === 'file' && !fs.existsSync(asset.file)) {
-      throw new Error(`swagger-ui-dist asset missing: ${asset.file}`);
-    }
-  }
 
   // Exact paths only, like the app: `/docs/` and `/DOCS` are not the surface.
   const router = express.Router({ caseSensitive: true, strict: true });
@@ -184,24 +204,21 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
       next();
       return;
     }
-    const asset = assets.get(req.path.slice(ASSETS_PREFIX.length));
-    if (!asset) {
+    const found = assets.get(req.path.slice(ASSETS_PREFIX.length));
+    if (!found) {
       next();
       return;
     }
     res.set('Cache-Control', ASSET_CACHE_CONTROL);
     res.set('X-Content-Type-Options', 'nosniff');
-    res.type(asset.type);
-    if (asset.kind === 'inline') {
-      res.send(asset.body);
+    res.set('ETag', found.etag);
+    if (matchesEtag(req.headers['if-none-match'], found.etag)) {
+      res.status(304).end();
       return;
     }
-    res.sendFile(asset.file, { cacheControl: false, dotfiles: 'deny' }, (err) => {
-      // A file that went missing after start-up: the catalogue's 500, never express's error page.
-      if (err && !res.headersSent) {
-        sendError(res, new ApiError('internal_error'));
-      }
-    });
+    res.type(found.type);
+    res.set('Content-Length', String(found.body.length));
+    res.end(found.body);
   });
 
   return router;

@@ -269,7 +269,8 @@ describe('operator tools', () => {
     expect(listed.map((k) => k.id)).toEqual(expect.arrayContaining(['imported', 'cli-shape', 'burst-minute']));
     expect(JSON.stringify(listed)).not.toMatch(/[0-9a-f]{64}/);
     const usage = JSON.parse((await cli(['usage', 'burst-minute'])).stdout) as { windows: Array<{ window: string; used: number }> };
-    expect(usage.windows.find((w) => w.window === 'minute')!.used).toBe(137);
+    // The day's window: the burst's minute may be over by now on a slow machine.
+    expect(usage.windows.find((w) => w.window === 'day')!.used).toBe(137);
   });
 
   it('the admin API refuses a missing or wrong token with 401 and never shows a hash or value', async () => {

@@ -21,6 +21,10 @@ export interface RedisServer {
   url: string;
   /** Kills the server at once (SIGKILL), as a crash would. */
   kill(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered, as a stalled Redis. */
+  freeze(): void;
+  /** Resumes a frozen server (SIGCONT): it then runs what it was sent meanwhile. */
+  thaw(): void;
   /** Starts it again on the same port (empty unless persistent). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -67,15 +71,19 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
   };
   const killWith = (signal: NodeJS.Signals): Promise<void> =>
     new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      if (child.exitCode !== null || (child.signalCode !== null && child.signalCode !== 'SIGSTOP')) return resolve();
       child.once('exit', () => resolve());
       child.kill(signal);
+      // A frozen server would not act on SIGTERM until resumed.
+      child.kill('SIGCONT');
     });
   await launch();
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
     kill: () => killWith('SIGKILL'),
+    freeze: () => void child.kill('SIGSTOP'),
+    thaw: () => void child.kill('SIGCONT'),
     restart: launch,
     stop: () => killWith('SIGTERM'),
   };

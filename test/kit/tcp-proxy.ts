@@ -9,6 +9,10 @@
  *              was held, in order (as a thawed server or a healed TCP path would); `reset()` drops it.
  *   reset      every open connection is reset (RST, both sides) and every new one is reset at once
  *
+ *   cutOn      (with `resp`; any mode) every connection that has sent, or sends, a given command
+ *              (e.g. SUBSCRIBE) is reset at once: one role of a client (its subscriber connection)
+ *              is cut while its other connections pass
+ *
  * It counts connections, and can decode the client → server stream as RESP commands (Redis), so a
  * test can see how many commands a client issued, and which, without touching the client.
  */
@@ -39,6 +43,10 @@ export interface TcpProxy {
   delay(ms: number): void;
   blackhole(): void;
   reset(): void;
+  /** Resets every connection that has sent `command` (case-insensitive) and every one that sends it from now on; undefined: stop. */
+  cutOn(command: string | undefined): void;
+  /** Connections reset by `cutOn` so far. */
+  readonly cut: number;
   /** Connections open now. */
   openConnections(): number;
   /** Connections accepted since the start. */
@@ -141,6 +149,16 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
   const connections = new Set<Connection>();
   const commands: RespCommand[] = [];
   let accepted = 0;
+  let cutCommand: string | undefined;
+  let cut = 0;
+  /** Command names each open connection has sent (with `resp`). */
+  const sent = new Map<Connection, Set<string>>();
+  const cutIf = (c: Connection): void => {
+    if (cutCommand && sent.get(c)?.has(cutCommand) && connections.has(c)) {
+      cut++;
+      c.destroy(true);
+    }
+  };
 
   const server = net.createServer({ pauseOnConnect: false }, (client) => {
     accepted++;
@@ -155,7 +173,13 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
     up.destination = undefined;
     down.destination = client;
     const decode = options.resp
-      ? respDecoder((args) => commands.push({ at: Date.now(), connection: number, clientPort: client.remotePort ?? 0, args }))
+      ? respDecoder((args) => {
+          commands.push({ at: Date.now(), connection: number, clientPort: client.remotePort ?? 0, args });
+          const names = sent.get(connection) ?? new Set<string>();
+          names.add((args[0] ?? '').toLowerCase());
+          sent.set(connection, names);
+          cutIf(connection);
+        })
       : undefined;
     const connection: Connection = {
       client,
@@ -176,6 +200,7 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
         s.on('close', () => connection.destroy(false));
       },
       destroy(reset) {
+        sent.delete(connection);
         if (!connections.delete(connection)) return;
         up.stop();
         down.stop();
@@ -189,7 +214,7 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
     connections.add(connection);
     client.on('data', (chunk: Buffer) => {
       decode?.(chunk);
-      up.push(chunk);
+      if (connections.has(connection)) up.push(chunk);
     });
     client.on('end', () => up.end());
     client.on('error', () => connection.destroy(false));
@@ -230,6 +255,13 @@ export async function startTcpProxy(target: string | number, options: TcpProxyOp
     reset() {
       state.mode = 'reset';
       for (const c of [...connections]) c.destroy(true);
+    },
+    cutOn(command: string | undefined) {
+      cutCommand = command?.toLowerCase();
+      for (const c of [...connections]) cutIf(c);
+    },
+    get cut() {
+      return cut;
     },
     openConnections: () => connections.size,
     get accepted() {

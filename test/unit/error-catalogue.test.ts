@@ -1,21 +1,41 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import YAML from 'yaml';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../../gateway/errors';
 
 const root = path.resolve(__dirname, '../..');
 
-/** The catalogue, the interface document, and the README list the same codes with the same statuses. */
+/**
+ * The catalogue, the public OpenAPI document and the README list the same codes with the same
+ * statuses: the interface is what the repository publishes (the OpenAPI document and the README),
+ * so the catalogue is checked against those two, never against anything outside the repository.
+ */
 describe('error catalogue', () => {
   const tableRows = (markdown: string): Map<string, number> => {
     const rows = new Map<string, number>();
-    for (const match of markdown.matchAll(/^\|\s*`?([a-z_]+)`?\s*\|\s*(\d{3})\s*\|/gm)) rows.set(match[1]!, Number(match[2]));
+    for (const match of markdown.matchAll(/^\s*\|\s*`?([a-z_]+)`?\s*\|\s*(\d{3})\s*\|/gm)) rows.set(match[1]!, Number(match[2]));
     return rows;
   };
   const expected = new Map(ERROR_CODES.map((code) => [code, ERROR_CATALOGUE[code].status]));
+  const openapi = YAML.parse(readFileSync(path.join(root, 'openapi', 'openapi.yaml'), 'utf8')) as {
+    info: { description: string };
+    components: { schemas: { Error: { properties: { error: { description: string } } } }; examples: Record<string, { value: { error: string; message: string } }> };
+  };
 
-  it('matches part 7 of the interface document exactly', () => {
-    const spec = readFileSync(path.resolve(root, '../shared/interface-spec.md'), 'utf8');
-    expect(tableRows(spec)).toEqual(expected);
+  it('matches the error table of the OpenAPI document (info.description) exactly', () => {
+    expect(tableRows(openapi.info.description)).toEqual(expected);
+  });
+
+  it('matches the codes the OpenAPI Error schema lists, with their statuses', () => {
+    const listed = new Map<string, number>();
+    for (const m of openapi.components.schemas.Error.properties.error.description.matchAll(/`([a-z_]+)` \((\d{3})\)/g)) listed.set(m[1]!, Number(m[2]));
+    expect(listed).toEqual(expected);
+  });
+
+  it('gives each code the message of its OpenAPI example', () => {
+    for (const code of ERROR_CODES) {
+      expect({ code, value: openapi.components.examples[code]?.value }).toEqual({ code, value: expect.objectContaining({ error: code, message: ERROR_CATALOGUE[code].message }) });
+    }
   });
 
   it('matches the README error table exactly', () => {

@@ -1,25 +1,35 @@
 import { generateKeyValue } from '../../gateway/keys/key-format';
 import { loggableUrl } from '../../gateway/logging';
 
-describe('loggableUrl', () => {
+describe('loggableUrl: only what is valid for the route is logged as sent', () => {
   const own = 'imported-key-value-0123456789';
 
-  it('keeps the path and the short filter values, redacts the cursor and anything unknown', () => {
+  it('keeps the known filters with valid values, redacts the cursor, bad values and anything unknown', () => {
     expect(loggableUrl('/v1/properties?country=GB&limit=5&cursor=abc.def&api_key=x')).toBe('/v1/properties?country=GB&limit=5&cursor=[redacted]&[redacted]');
+    expect(loggableUrl('/v1/properties?country=GBR&listing_type=sale&property_type=villa&limit=1e3')).toBe(
+      '/v1/properties?country=[redacted]&listing_type=sale&property_type=[redacted]&limit=[redacted]',
+    );
+    expect(loggableUrl(`/v1/properties?%63ountry=GB&country=${own}&${own}&__proto__=1&constructor`)).toBe(
+      '/v1/properties?[redacted]&country=[redacted]&[redacted]&[redacted]&[redacted]',
+    );
   });
 
-  it('redacts a key in the path: the caller\'s own (as sent or percent-encoded) and any in the project\'s format', () => {
+  it('keeps the surface\'s words; a path parameter only when the answer was a success and it is written plainly', () => {
     const generated = generateKeyValue();
-    expect(loggableUrl(`/v1/properties/${own}?country=GB`, own)).toBe('/v1/properties/[redacted]?country=GB');
-    expect(loggableUrl(`/v1/insights/a/${encodeURIComponent('k+y/v=1234567')}`, 'k+y/v=1234567')).toBe('/v1/insights/a/[redacted]');
+    expect(loggableUrl('/v1/properties/gb-00042?country=GB', true)).toBe('/v1/properties/gb-00042?country=GB');
+    expect(loggableUrl('/v1/properties/gb-00042?country=GB', false)).toBe('/v1/properties/[redacted]?country=GB');
+    expect(loggableUrl(`/v1/properties/${own}`)).toBe('/v1/properties/[redacted]');
+    expect(loggableUrl(`/v1/properties/%69${own.slice(1)}`, true)).toBe('/v1/properties/[redacted]');
+    expect(loggableUrl(`/v1/insights/a/%2569${own.slice(1)}`)).toBe('/v1/insights/[redacted]/[redacted]');
     expect(loggableUrl(`/v1/properties/${generated}`)).toBe('/v1/properties/[redacted]');
-    expect(loggableUrl(`/v1/ping/${generated}/x`, own)).toBe('/v1/ping/[redacted]/x');
+    expect(loggableUrl(`/v1/ping/${generated}/x`)).toBe('/v1/ping/[redacted]/[redacted]');
+    expect(loggableUrl('/docs/assets/swagger-ui.css', true)).toBe('/docs/assets/swagger-ui.css');
+    expect(loggableUrl('/docs/assets/other.js')).toBe('/docs/assets/[redacted]');
   });
 
-  it('redacts before cutting a long path, so no part of a key survives the cut', () => {
-    const path = `/${'a'.repeat(500)}${own}`;
-    const logged = loggableUrl(path, own);
+  it('bounds a long path or query without keeping any part of an unknown segment', () => {
+    const logged = loggableUrl(`/${'a/'.repeat(500)}${own}?${'x=1&'.repeat(100)}`);
     expect(logged).not.toContain(own.slice(0, 8));
-    expect(logged.length).toBeLessThanOrEqual(513);
+    expect(logged.length).toBeLessThan(600);
   });
 });

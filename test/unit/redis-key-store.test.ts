@@ -28,7 +28,7 @@ function setup() {
         else resolve(value);
       }),
   } as unknown as Redis;
-  const subscriber = Object.assign(new EventEmitter(), { subscribe: async () => 1 }) as unknown as Redis;
+  const subscriber = Object.assign(new EventEmitter(), { subscribe: async () => 1, options: {} }) as unknown as Redis;
   const store = createRedisKeyStore(redis, subscriber, config, pino({ level: 'silent' }));
   subscriber.emit('ready');
   return {
