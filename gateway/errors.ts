@@ -22,6 +22,17 @@ export const ERROR_CATALOGUE = {
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
+/**
+ * Codes only the admin listener (admin API and console) answers with; never on the public port, so
+ * they are not part of the public interface's catalogue. Same `{error, message}` form.
+ */
+export const ADMIN_ERROR_CATALOGUE = {
+  forbidden: { status: 403, message: 'This operator token\'s role does not allow this action.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type AdminErrorCode = keyof typeof ADMIN_ERROR_CATALOGUE;
+const ANY_CATALOGUE: Record<ErrorCode | AdminErrorCode, { status: number; message: string }> = { ...ERROR_CATALOGUE, ...ADMIN_ERROR_CATALOGUE };
+
 /** Extra body fields some codes carry (CONTRACT part 2). */
 export interface ErrorExtras {
   parameter?: string;
@@ -35,14 +46,14 @@ export interface ErrorExtras {
 export class ApiError extends Error {
   readonly status: number;
   constructor(
-    readonly code: ErrorCode,
+    readonly code: ErrorCode | AdminErrorCode,
     readonly extras: ErrorExtras = {},
     readonly retryAfterSeconds?: number,
     message?: string,
   ) {
-    super(message ?? ERROR_CATALOGUE[code].message);
+    super(message ?? ANY_CATALOGUE[code].message);
     this.name = 'ApiError';
-    this.status = ERROR_CATALOGUE[code].status;
+    this.status = ANY_CATALOGUE[code].status;
   }
 }
 

@@ -23,6 +23,16 @@ import { createResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import type { Express } from 'express';
+import { recordReload } from './audit/file-reload-audit';
+import { createMemoryAuditLog } from './audit/memory-audit-log';
+import { createConsoleRouter } from './console/console-app';
+import { createConsoleOnlyApp } from './console/console-only-app';
+import type { ConsoleStore } from './console/console-store';
+import { fileConsoleStore } from './console/file-console-store';
+import { redisConsoleStore } from './console/console-store';
+import { createMemorySessionStore } from './console/sessions';
+import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
 import { createServer } from './server';
 import { createInsightsUpstream } from './upstream/insights-client';
@@ -35,21 +45,26 @@ import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
+import { addDays, dayOf } from './usage/usage-dates';
+import { dailyUsage } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
 /** Start-up waits this long for Redis before serving anyway (degraded: /readyz says so). */
 const REDIS_STARTUP_WAIT_MS = 3_000;
+/** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
+const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
-function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[] } {
+function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
-    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}) };
+    const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);
@@ -70,7 +85,7 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 
 /** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -131,8 +146,13 @@ async function main(): Promise<void> {
 
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
-  const keyAdmin = env.ADMIN_TOKEN ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger) : undefined;
+  const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
+  const keyAdmin = adminOn && redisStore ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger, {
+    maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS,
+  }) : undefined;
 
+  const fileAudit = createMemoryAuditLog();
+  let currentFileKeys: readonly FileKey[] = fileKeys ?? [];
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
@@ -140,7 +160,12 @@ async function main(): Promise<void> {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
       const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
-        if (nextKeys) fileStore!.replace(nextKeys);
+        if (nextKeys) {
+          fileStore!.replace(nextKeys);
+          // With the keys file, a reload is the change: what it added, changed or removed is audited.
+          recordReload(fileAudit, { name: `file:${env.KEYS_FILE}`, channel: 'keys_file' }, currentFileKeys, nextKeys);
+          currentFileKeys = nextKeys;
+        }
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
@@ -150,7 +175,19 @@ async function main(): Promise<void> {
     logger,
     (applied) => metrics.reloads.inc({ result: applied ? 'applied' : 'refused' }),
   );
-  process.on('SIGHUP', () => reloader.reload('SIGHUP'));
+  // Operator tokens reload on their own: a broken tokens file must not hold back a keys-file change.
+  const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
+  const tokensFile = env.ADMIN_TOKENS_FILE;
+  const tokensReloader = tokensFile
+    ? createReloader([tokensFile], () => {
+        const next = loadOperatorTokens(tokensFile, env.ADMIN_TOKEN ? ['admin'] : []);
+        return () => operators.replace(next);
+      }, logger.child({ file: 'ADMIN_TOKENS_FILE' }))
+    : undefined;
+  process.on('SIGHUP', () => {
+    reloader.reload('SIGHUP');
+    tokensReloader?.reload('SIGHUP');
+  });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
@@ -167,17 +204,38 @@ async function main(): Promise<void> {
     servers.push(ops);
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
-  if (env.ADMIN_TOKEN) {
-    const keyExists = (id: string): Promise<boolean> =>
-      keyAdmin!.show(id).then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof ApiError && err.code === 'not_found') return false;
-          throw err;
-        },
-      );
-    const usageRoutes = createUsageRoutes(usageStore, keyExists);
-    const admin = createServer(createAdminApp(keyAdmin!, env.ADMIN_TOKEN, logger, { routers: [usageRoutes], methods: USAGE_PATHS }));
+  if (adminOn) {
+    const history = (id: string, days: number) => {
+      const to = dayOf(Date.now());
+      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    };
+    const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+      store,
+      operators,
+      sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
+      sessionTtlMs: CONSOLE_SESSION_TTL_MS,
+      logger,
+    });
+    let adminApp: Express;
+    if (keyAdmin) {
+      const keyExists = (id: string): Promise<boolean> =>
+        keyAdmin.show(id).then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof ApiError && err.code === 'not_found') return false;
+            throw err;
+          },
+        );
+      const usageRoutes = createUsageRoutes(usageStore, keyExists);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
+    } else {
+      // The keys file is the store: the console alone, read-only, on the admin listener.
+      adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+      })));
+    }
+    const admin = createServer(adminApp);
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
   }
@@ -189,6 +247,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    tokensReloader?.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.
     for (const s of servers) {

@@ -1,4 +1,8 @@
+import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { runAs } from '../gateway/audit/actor';
+import { parseAuditQuery } from '../gateway/audit/audit-query';
+import { formatEntryLine } from '../gateway/audit/format-entry';
 import { ConfigError } from '../gateway/config/config-error';
 import { parseEnv } from '../gateway/config/env';
 import { loadGatewayConfig } from '../gateway/config/gateway-config';
@@ -20,6 +24,8 @@ const USAGE = `usage: npm run --silent keys -- <command>
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
   import FILE
+  audit [ID] [--since DATE|DATETIME] [--limit N] [--cursor C] [--json]
+                      the audit log, newest first (who changed what, before → after)
   generate            a new key value and its hash, for a keys file (no store needed)
   hash                the SHA-256 of a key value read from stdin (no store needed)
 Store commands use the Redis key store at REDIS_URL (KEY_STORE=redis).`;
@@ -30,6 +36,7 @@ const OPTIONS = {
   id: { type: 'string' }, tier: { type: 'string' }, countries: { type: 'string' }, address: { type: 'string' },
   'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'per-month': { type: 'string' },
   reason: { type: 'string' }, grace: { type: 'string' },
+  since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, json: { type: 'boolean' },
   days: { type: 'string' }, month: { type: 'string' }, csv: { type: 'boolean' },
 } as const;
 
@@ -99,6 +106,16 @@ async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, a
       process.stdout.write(`imported ${ids.length} keys: ${shown}\n`);
       return;
     }
+    case 'audit': {
+      const params = new URLSearchParams();
+      if (args[0]) params.set('key_id', args[0]);
+      for (const name of ['since', 'limit', 'cursor'] as const) if (strings[name] !== undefined) params.set(name, strings[name]);
+      const page = await admin.readAudit(parseAuditQuery(params));
+      if (values.json === true) return print(page);
+      for (const entry of page.entries) process.stdout.write(`${formatEntryLine(entry)}\n`);
+      if (page.next_cursor) process.stdout.write(`(older entries: --cursor ${page.next_cursor})\n`);
+      return;
+    }
     default:
       throw new UsageError(`unknown command "${command}" (run without arguments for the list)`);
   }
@@ -133,7 +150,10 @@ async function main(argv: string[]): Promise<number> {
   const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
   try {
     if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
-    await runStoreCommand(createKeyAdmin(redis, config), redis, command, args, values);
+    const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS });
+    // The CLI has no token: its changes are recorded as the OS user on this host.
+    const actor = { name: `cli:${os.userInfo().username}@${os.hostname()}`, channel: 'cli' } as const;
+    await runAs(actor, () => runStoreCommand(admin, redis, command, args, values));
     return 0;
   } finally {
     redis.disconnect();

@@ -1,8 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type RequestHandler, type Router } from 'express';
+import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
+import type { OperatorRegistry } from '../operators/operator-tokens';
+import { runAs } from '../audit/actor';
+import { parseAuditQuery } from '../audit/audit-query';
+import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { sendError, sendJson } from '../send';
 
 const isCallersMistake = (err: unknown): boolean => {
@@ -10,31 +13,25 @@ const isCallersMistake = (err: unknown): boolean => {
   return typeof status === 'number' && status >= 400 && status < 500;
 };
 
-const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-
-/** 401 `unauthenticated` unless `Authorization: Bearer <ADMIN_TOKEN>`; compared in constant time. */
-function requireToken(token: string): RequestHandler {
-  const expected = digest(token);
-  return function checkAdminToken(req, _res, next) {
-    const header = req.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice(7) : '';
-    if (!timingSafeEqual(digest(given), expected) || given.length === 0) throw new ApiError('unauthenticated', {}, undefined, 'A valid admin bearer token is required.');
-    next();
-  };
-}
-
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
  * JSON in and out; errors in the public `{error, message}` form. It never shows a hash or a key
- * value, except the new value in the answer to create and roll.
+ * value, except the new value in the answer to create and roll. Every call needs an operator token;
+ * its role decides which calls it may make (gateway/operators/roles.ts), else 403 `forbidden`.
  */
-/** Paths other capabilities add to the admin API (usage history, webhooks), with their methods for 405s. */
+/**
+ * Paths other capabilities add to the admin API (usage history, webhooks), with their methods for
+ * 405s. They run after the token check, so any operator reaches them; a route that changes
+ * something must check its role itself with `permit` (gateway/operators/require-role.ts).
+ */
 export interface AdminExtensions {
   readonly routers?: readonly Router[];
   readonly methods?: Readonly<Record<string, string>>;
+  /** The operator console, mounted at /console before the bearer check (it signs in with a session). */
+  readonly console?: Router;
 }
 
-export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger, extensions: AdminExtensions = {}): Express {
+export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, extensions: AdminExtensions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -42,28 +39,37 @@ export function createAdminApp(admin: KeyAdmin, token: string, logger: Logger, e
   app.set('strict routing', true);
   app.set('query parser', false);
 
-  app.use(requireToken(token));
+  // The console signs in with a session cookie, not a bearer token: it is mounted before the check.
+  if (extensions.console) app.use('/console', extensions.console);
+  app.use(bearerOperator(operators));
+  // Every change this request makes is recorded as this operator's, through the admin API.
+  app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
   const body = (req: express.Request): Record<string, unknown> =>
     typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
   const id = (req: express.Request): string => req.params.id as string;
 
-  app.post('/admin/keys', async (req, res) => sendJson(res, 201, await admin.create(body(req))));
-  app.get('/admin/keys', async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
-  app.get('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.show(id(req))));
-  app.get('/admin/keys/:id/usage', async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
-  app.patch('/admin/keys/:id', async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
-  app.post('/admin/keys/:id/pause', async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
-  app.post('/admin/keys/:id/settle', async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
-  app.post('/admin/keys/:id/revoke', async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
-  app.post('/admin/keys/:id/roll', async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
-  for (const router of extensions.routers ?? []) app.use(router);
+  app.post('/admin/keys', permit('issue'), async (req, res) => sendJson(res, 201, await admin.create(body(req))));
+  app.get('/admin/keys', permit('read'), async (_req, res) => sendJson(res, 200, { keys: await admin.list() }));
+  app.get('/admin/keys/:id', permit('read'), async (req, res) => sendJson(res, 200, await admin.show(id(req))));
+  app.get('/admin/keys/:id/usage', permit('read'), async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
+  app.patch('/admin/keys/:id', permit('manage'), async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
+  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
+  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
+  app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
+  app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
+  app.get('/admin/audit', permit('read'), async (req, res) => {
+    const query = parseAuditQuery(new URL(req.originalUrl, 'http://admin').searchParams);
+    sendJson(res, 200, await admin.readAudit(query));
+  });
+  for (const router of extensions.routers ?? []) app.use(permit('read'), router);
 
   // Any other method on a known path: 405 naming the methods that path takes.
   const methodsByPath: Record<string, string> = {
     '/admin/keys': 'GET, POST',
     '/admin/keys/:id': 'GET, PATCH',
     '/admin/keys/:id/usage': 'GET',
+    '/admin/audit': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
     ...extensions.methods,
   };

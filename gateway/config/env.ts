@@ -50,6 +50,11 @@ const EnvSchema = z.object({
       errorMap: () => ({ message: 'must be a whole number from 1 to 256, or auto' }),
     })
     .default(1),
+  /** Audit log retention (Redis key store): the oldest entries go once either bound is passed. */
+  AUDIT_RETENTION_DAYS: positiveInt(400),
+  AUDIT_MAX_ENTRIES: positiveInt(1_000_000),
+  /** YAML list of named operator tokens (name, token_sha256, role); hot-reloaded. */
+  ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
   USAGE_FLUSH_MS: positiveInt(2000),
   TRUST_PROXY: z
@@ -78,9 +83,8 @@ function checkCombinations(env: Env): void {
     // Checked for `auto` too, whatever the core count: a configuration valid on one machine only is a trap.
     throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (set REDIS_URL)');
   }
-  if (env.ADMIN_TOKEN && env.KEY_STORE !== 'redis') {
-    throw new ConfigError('environment variable ADMIN_TOKEN: the admin API manages the Redis key store; set KEY_STORE=redis');
-  }
+  // ADMIN_TOKEN / ADMIN_TOKENS_FILE with the keys file: the admin listener serves the console alone,
+  // read-only (the admin API manages the Redis key store).
 }
 
 /** Parses the process environment once, at start-up. Throws a one-line `ConfigError`. */

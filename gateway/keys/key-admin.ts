@@ -2,6 +2,9 @@ import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { GatewayConfig } from '../config/gateway-config';
+import { currentActor } from '../audit/actor';
+import { diffRecords, type AuditAction } from '../audit/audit-entry';
+import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
 import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
@@ -62,12 +65,20 @@ const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefi
 const nowIso = (): string => new Date().toISOString();
 
 /**
- * Key management over the Redis store, shared by the CLI and the admin API. Every change is one
- * optimistic transaction (WATCH/MULTI) on the record and its hash pointers, followed by a change
- * message naming the hashes involved, so every gateway drops them from its cache at once.
+ * Key management over the Redis store, shared by the CLI, the admin API and the console. Every change
+ * is one optimistic transaction (WATCH/MULTI) on the record and its hash pointers, carrying its audit
+ * entry (so a change is recorded exactly once, whatever the channel), followed by a change message
+ * naming the hashes involved, so every gateway drops them from its cache at once. The actor is the
+ * one the channel set with `runAs` (gateway/audit/actor.ts).
  */
-export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger) {
+export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger, auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION) {
   let config = initialConfig;
+  const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
+  /** Adds the audit entry of a change to its transaction; a change that changes nothing visible is not one. */
+  const record = (tx: ReturnType<Redis['multi']>, action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey): void => {
+    const changes = diffRecords(before, after);
+    if (Object.keys(changes).length || action === 'roll') audit.append(tx, currentActor(), action, id, changes);
+  };
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
     return {
@@ -115,8 +126,8 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
   };
 
   /** Read, change, write under WATCH; retried when another process's writer got there first. */
-  const update = (id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> => serialised(() => updateNow(id, change));
-  async function updateNow(id: string, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
+  const update = (id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> => serialised(() => updateNow(id, action, change));
+  async function updateNow(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
     for (let attempt = 0; attempt < 10; attempt++) {
       await redis.watch(redisKeys.record(id));
       const before = parseStoredKey(await redis.get(redisKeys.record(id)));
@@ -140,6 +151,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
       if (after.previous_key_sha256 && after.previous_key_sha256 !== before.previous_key_sha256) {
         tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at!);
       }
+      record(tx, action, id, before, after);
       if ((await tx.exec()) !== null) {
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
         return after;
@@ -149,6 +161,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
   }
 
   const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
+  const insertAction = (allowReplace: boolean): AuditAction => (allowReplace ? 'import' : 'create');
   /** Writes a whole record under WATCH of the record and its hash pointer, so processes cannot interleave. */
   async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
@@ -173,6 +186,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
     tx.sadd(redisKeys.ids, entry.id);
     if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
+    record(tx, insertAction(allowReplace), entry.id, existing, stored);
     if ((await tx.exec()) === null) return false; // another writer got there first: read again
     await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
     return true;
@@ -216,7 +230,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     },
     async set(id: string, input: unknown): Promise<KeyView> {
       const fields = checked(parseInput(SetSchema, input));
-      return view(await update(id, (s) => ({
+      return view(await update(id, 'change', (s) => ({
         ...s,
         ...(fields.tier ? { tier: fields.tier } : {}),
         ...(fields.countries ? { countries: fields.countries } : {}),
@@ -226,20 +240,20 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
       const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
-      return view(await update(id, (s) => {
+      return view(await update(id, 'pause', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be paused.');
         return { ...s, status: 'paused', pause_reason: pauseReason };
       }));
     },
     async settle(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      return view(await update(id, 'settle', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be settled.');
         const { pause_reason: _r, ...rest } = s;
         return { ...rest, status: 'active' };
       }));
     },
     async revoke(id: string): Promise<KeyView> {
-      return view(await update(id, (s) => {
+      return view(await update(id, 'revoke', (s) => {
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
       }));
@@ -248,7 +262,7 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     async roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }> {
       const grace = parseInput(z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) }), { grace_seconds: graceSeconds }).grace_seconds;
       const key = generateKeyValue();
-      await update(id, (s) => {
+      await update(id, 'roll', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be rolled.');
         const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return grace > 0
@@ -261,6 +275,8 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     updateConfig(next: GatewayConfig): void {
       config = next;
     },
+    /** The audit log of this store (newest first, paged). */
+    readAudit: audit.read,
     /** Upserts every record of a YAML keys file; returns the ids. */
     async import(file: string): Promise<string[]> {
       const entries = readKeysFile(file);

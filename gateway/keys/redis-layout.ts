@@ -11,6 +11,8 @@ export const redisKeys = {
   ids: 'lgw:keys',
   /** Pub/sub channel: a JSON `{"hashes": [...]}` of every hash whose record changed. */
   changes: 'lgw:keys:changed',
+  /** Stream: the audit log of every change to the records (gateway/audit/). */
+  audit: 'lgw:audit',
 } as const;
 
 /** A key record as stored in Redis: the keys-file fields plus rotation and bookkeeping. */

@@ -346,6 +346,7 @@ describe('Redis after the load', () => {
         else if (type === 'hash') value = await direct.hgetall(key);
         else if (type === 'list') value = await direct.lrange(key, 0, -1);
         else if (type === 'zset') value = await direct.zrange(key, 0, -1, 'WITHSCORES');
+        else if (type === 'stream') value = await direct.xrange(key, '-', '+'); // the audit log
         else value = `unexpected type ${type}`;
         dump.push(`${key} ${JSON.stringify(value)}`);
       }

@@ -33,7 +33,6 @@ describe('environment', () => {
     [{ KEY_STORE: 'redis' }, 'KEY_STORE'], // the Redis key store without REDIS_URL
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ ADMIN_TOKEN: 'short', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
-    [{ ADMIN_TOKEN: 'a-long-enough-admin-token' }, 'ADMIN_TOKEN'], // the admin API without the Redis key store
     // A compose tool that passed `${ADMIN_TOKEN:-}` through unexpanded: long enough, and still refused.
     [{ ADMIN_TOKEN: '${ADMIN_TOKEN:-}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
     [{ ADMIN_TOKEN: 'prefix-0123456789-${TOKEN}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
@@ -44,6 +43,13 @@ describe('environment', () => {
     [{ GATEWAY_WORKERS: '1.5', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
   ])('refuses %j naming the variable in one line', (env, name) => {
     expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
+  });
+});
+
+describe('operator tokens with the keys file', () => {
+  it('are accepted: the admin listener then serves the read-only console alone', () => {
+    expect(parseEnv({ ADMIN_TOKEN: 'a-long-enough-admin-token' })).toMatchObject({ KEY_STORE: 'file', ADMIN_TOKEN: 'a-long-enough-admin-token' });
+    expect(parseEnv({ ADMIN_TOKENS_FILE: 'operators.yaml' })).toMatchObject({ KEY_STORE: 'file', ADMIN_TOKENS_FILE: 'operators.yaml' });
   });
 });
 

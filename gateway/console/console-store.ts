@@ -1,0 +1,33 @@
+import type { AuditPage, AuditQuery } from '../audit/audit-log';
+import type { KeyAdmin, KeyView, UsageView } from '../keys/key-admin';
+import type { DailyUsage } from '../usage/usage-reports';
+
+/**
+ * What the console reads, whichever key store is in use, and where the keys come from. `admin` is
+ * there when the store can be changed from the console (the Redis key store); without it the
+ * console is read-only and says why.
+ */
+export interface ConsoleStore {
+  /** One line for the page: where the records live. */
+  readonly source: string;
+  readonly admin?: KeyAdmin;
+  list(): Promise<KeyView[]>;
+  show(id: string): Promise<KeyView>;
+  usage(id: string): Promise<UsageView>;
+  readAudit(query: AuditQuery): Promise<AuditPage>;
+  /** The key's daily usage history (accepted and refusals by code), oldest first, when it is recorded. */
+  history?(id: string, days: number): Promise<DailyUsage>;
+}
+
+/** The console over the Redis key store: everything goes through the key admin, writes included. */
+export function redisConsoleStore(admin: KeyAdmin, source: string, history?: ConsoleStore['history']): ConsoleStore {
+  return {
+    source,
+    ...(history ? { history } : {}),
+    admin,
+    list: () => admin.list(),
+    show: (id) => admin.show(id),
+    usage: (id) => admin.usage(id),
+    readAudit: (query) => admin.readAudit(query),
+  };
+}

@@ -1,0 +1,58 @@
+import type { KeyView, UsageView } from '../../keys/key-admin';
+import { html } from '../html';
+import { layout, type PageContext } from './layout';
+import { usageBar } from './usage-bar';
+
+export interface KeysFilter {
+  q: string;
+  state: string;
+  tier: string;
+  country: string;
+  page: number;
+}
+
+export const KEYS_PER_PAGE = 50;
+
+const option = (value: string, label: string, selected: string) => html`<option value="${value}"${selected === value ? html` selected` : ''}>${label}</option>`;
+
+export interface KeysListData {
+  rows: Array<{ key: KeyView; usage: UsageView }>;
+  total: number;
+  filter: KeysFilter;
+  source: string;
+  canIssue: boolean;
+  readOnly: boolean;
+}
+
+/** The keys page: filters, then one row per key with its day and month use as bars. */
+export function keysListPage(ctx: PageContext, d: KeysListData): string {
+  const f = d.filter;
+  const pages = Math.max(1, Math.ceil(d.total / KEYS_PER_PAGE));
+  const link = (page: number) => `/console/keys?${new URLSearchParams({ q: f.q, state: f.state, tier: f.tier, country: f.country, page: String(page) })}`;
+  return layout('Keys', ctx, html`
+<p class="muted">Keys come from ${d.source}.${d.readOnly ? ' This console is read-only: change the keys there.' : ''}</p>
+${d.canIssue ? html`<p><a class="button" href="/console/keys/new">Create a key</a></p>` : ''}
+<form class="filters" method="get" action="/console/keys" role="search" aria-label="Filter keys">
+  <label for="q">Key id contains <input id="q" name="q" value="${f.q}"></label>
+  <label for="state">State <select id="state" name="state">${option('', 'any', f.state)}${option('active', 'active', f.state)}${option('paused', 'paused', f.state)}${option('revoked', 'revoked', f.state)}</select></label>
+  <label for="tier">Tier <select id="tier" name="tier">${option('', 'any', f.tier)}${option('standard', 'standard', f.tier)}${option('advanced', 'advanced', f.tier)}</select></label>
+  <label for="country">Country <input id="country" name="country" value="${f.country}" size="4" maxlength="2" placeholder="GB"></label>
+  <button type="submit">Filter</button>
+</form>
+<p class="muted" id="count">${d.total} ${d.total === 1 ? 'key' : 'keys'}${pages > 1 ? `, page ${f.page} of ${pages}` : ''}.</p>
+<table aria-describedby="count">
+<thead><tr><th scope="col">Key</th><th scope="col">Tier</th><th scope="col">Countries</th><th scope="col">Address</th><th scope="col">State</th><th scope="col">Today</th><th scope="col">This month</th></tr></thead>
+<tbody>
+${d.rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
+  <td><a href="/console/keys/${encodeURIComponent(key.id)}">${key.id}</a></td>
+  <td>${key.tier}</td>
+  <td>${key.countries.join(', ')}</td>
+  <td>${key.address}</td>
+  <td><span class="state-${key.status}">${key.status}</span>${key.pause_reason ? html` <span class="muted">(${key.pause_reason})</span>` : ''}</td>
+  <td>${usageBar(usage, 'day', key.id)}</td>
+  <td>${usageBar(usage, 'month', key.id)}</td>
+</tr>`)}
+</tbody>
+</table>
+<p class="pager">${f.page > 1 ? html`<a href="${link(f.page - 1)}">Previous page</a> ` : ''}${f.page < pages ? html`<a href="${link(f.page + 1)}">Next page</a>` : ''}</p>`);
+}

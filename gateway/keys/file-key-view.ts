@@ -1,0 +1,20 @@
+import type { KeyView } from './key-admin';
+import type { FileKey } from './keys-file';
+
+/** A keys-file record as operators see it (no hash); the file has no creation or update times. */
+export function fileKeyView(key: FileKey): KeyView {
+  const r = key.record;
+  return {
+    id: r.id,
+    tier: r.tier,
+    countries: [...r.countries],
+    address: r.address,
+    status: r.status,
+    ...(r.pauseReason ? { pause_reason: r.pauseReason } : {}),
+    limits: { per_minute: r.limits.perMinute, per_day: r.limits.perDay, per_month: r.limits.perMonth },
+    ...(key.previous && key.previous.expiresAt > Date.now() ? { previous_key_valid_until: new Date(key.previous.expiresAt).toISOString() } : {}),
+    created_at: '',
+    updated_at: '',
+  };
+}
+
