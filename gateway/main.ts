@@ -204,7 +204,8 @@ async function main(): Promise<void> {
     servers.push(ops);
     listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   }
-  if (adminOn) {
+  // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
+  if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
     const history = (id: string, days: number) => {
       const to = dayOf(Date.now());
       return dailyUsage(usageStore, id, addDays(to, 1 - days), to);

@@ -44,6 +44,12 @@ const EnvSchema = z.object({
     // string must never become the admin API's token.
     .refine((v) => !v.includes('${'), { message: 'contains "${": an unexpanded variable reference, not a token' })
     .optional(),
+  /**
+   * Set by the primary of GATEWAY_WORKERS > 1 on each worker, not by operators: "1" on the one worker
+   * that serves the admin listener (console sessions and the refused-authentication budget live in
+   * a process), "0" on the others.
+   */
+  GATEWAY_ADMIN_WORKER: z.enum(['0', '1']).optional(),
   /** Processes serving the public port: a number, or `auto` (one per core). More than one needs a shared Redis. */
   GATEWAY_WORKERS: z
     .union([z.literal('auto'), z.coerce.number({ invalid_type_error: 'must be a number or auto' }).int('must be a whole number or auto').min(1, 'must be at least 1, or auto').max(256, 'must be at most 256')], {

@@ -55,8 +55,12 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
   // The caller handles the rejection; this keeps an unobserved one from being fatal twice.
   started.catch(() => undefined);
 
-  const fork = (): Worker => {
-    const worker = cluster.fork(env);
+  // One worker serves the admin listener: the console's sessions live in its memory, and a browser's
+  // connections handed to different workers would lose them. Its replacement takes the role over.
+  let adminWorkerId: number | undefined;
+  const fork = (admin = false): Worker => {
+    const worker = cluster.fork({ ...env, GATEWAY_ADMIN_WORKER: admin ? '1' : '0' });
+    if (admin) adminWorkerId = worker.id;
     startedAt.set(worker.id, Date.now());
     worker.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
@@ -89,13 +93,14 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
       }
       logger.error({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker exited: starting a replacement');
       const delay = lived < SHORT_LIFE_MS ? RESTART_DELAY_MS : 0;
+      const admin = worker.id === adminWorkerId;
       setTimeout(() => {
-        if (!stopping) fork();
+        if (!stopping) fork(admin);
       }, delay);
     });
     return worker;
   };
-  fork();
+  fork(true);
 
   const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
 

@@ -9,9 +9,10 @@ import { execFileSync } from 'node:child_process';
 import Redis from 'ioredis';
 import { Agent, request } from 'undici';
 import {
-  awayFromMinuteEdge, getWithKey, gatewayEnv, makeTempDir, randomKeyValue, removeTempDirs, runToExit, startGateway, startStub,
-  UNLIMITED, writeGatewayConfig, writeKeysFile, type Answer, type Proc, type Stub,
+  awayFromMinuteEdge, checkAnswersOf, getWithKey, gatewayEnv, makeTempDir, randomKeyValue, removeTempDirs, runToExit, startStub,
+  UNLIMITED, writeGatewayConfig, writeKeysFile, type Answer, type Stub,
 } from '../kit/gateway-stack';
+import { startProcess, type RunningProcess } from '../kit/processes';
 import { announcedUrl, waitForLine } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
@@ -25,8 +26,9 @@ const SLOW_MS = 1500;
 let redisServer: RedisServer;
 let redis: Redis;
 let stub: Stub;
-let gateway: Proc;
+let gateway: RunningProcess;
 let opsUrl: string;
+let adminUrl: string;
 /** Every request sent to the public port, for the /metrics total. */
 let sent = 0;
 
@@ -44,28 +46,33 @@ beforeAll(async () => {
     }, country === 'FR' ? SLOW_MS : 0);
   });
   const dir = makeTempDir();
-  gateway = await startGateway({
-    backendUrl: stub.url,
-    keysFile: writeKeysFile(
-      [
-        { id: 'workers-exact', value: exactValue, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: { per_minute: 137, per_day: 100_000 } },
-        { id: 'workers-free', value: freeValue, tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: { ...UNLIMITED } },
-      ],
-      dir,
-    ),
-    gatewayConfig: writeGatewayConfig(undefined, dir),
-    env: {
+  const keysFile = writeKeysFile(
+    [
+      { id: 'workers-exact', value: exactValue, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: { per_minute: 137, per_day: 100_000 } },
+      { id: 'workers-free', value: freeValue, tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: { ...UNLIMITED } },
+    ],
+    dir,
+  );
+  // The workers start one after the other (see gateway/workers/supervisor.ts): on a loaded machine
+  // that takes longer than the kit's usual start-up wait.
+  gateway = checkAnswersOf(
+    await startProcess('gateway/main.js', {
+      ...gatewayEnv(keysFile, writeGatewayConfig(undefined, dir)),
+      BACKEND_URL: stub.url,
       GATEWAY_WORKERS: '2',
       REDIS_URL: redisServer.url,
       // Exactness on a loaded 2-core machine: a timed-out command would (by design) count per worker.
       REDIS_COMMAND_TIMEOUT_MS: '3000',
       OPS_PORT: '0',
+      ADMIN_TOKEN: 'workers-admin-token-0123456789',
+      ADMIN_PORT: '0',
       // Unset (empty means unset): the primary makes one secret and hands it to both workers.
       CURSOR_SECRET: '',
-    },
-  });
+    }, 60_000),
+  );
   opsUrl = await announcedUrl(gateway, 'ops listening');
-}, 60_000);
+  adminUrl = await announcedUrl(gateway, 'admin api listening');
+}, 90_000);
 
 afterAll(async () => {
   await gateway?.stop();
@@ -101,8 +108,18 @@ async function readyz(): Promise<{ status: number; body: { ready: boolean; check
   return { status: answer.status, body: (await answer.json()) as { ready: boolean; checks: { workers?: unknown } } };
 }
 
+/** The workers that logged `admin api listening`. */
+const adminWorkers = (): number[] =>
+  gateway.output.filter((l) => l.includes('"msg":"admin api listening"')).map((l) => (JSON.parse(l) as { worker: number }).worker);
+
 it('starts two workers behind one port, both answering, and says it is ready', async () => {
+  // Each worker's own line may follow the primary's "listening" (they write to the same output, asynchronously).
+  const until = Date.now() + 10_000;
+  while (gateway.output.filter((l) => l.includes('"msg":"worker listening"')).length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   expect(gateway.output.filter((l) => l.includes('"msg":"worker listening"'))).toHaveLength(2);
+  // One worker serves the admin listener (the console's sessions live in one process).
+  expect(adminWorkers()).toEqual([1]);
+  expect((await fetch(`${adminUrl}/console`)).status).toBeLessThan(500);
   expect(workerPids()).toHaveLength(2);
   const workers = new Set<number>();
   for (let i = 0; i < 8; i++) {
@@ -170,7 +187,20 @@ it('a killed worker is replaced and logged, and the gateway keeps answering', as
   process.kill(victim!, 'SIGKILL');
   const died = await waitForLine(gateway, '"msg":"worker exited: starting a replacement"');
   expect(JSON.parse(died)).toMatchObject({ level: 50, pid: victim, signal: 'SIGKILL' });
-  await waitForLine(gateway, '"msg":"replacement worker listening"', 20_000);
+  const replacement = JSON.parse(await waitForLine(gateway, '"msg":"replacement worker listening"', 20_000)) as { worker: number };
+  // The admin listener's worker is replaced by one that serves it in turn.
+  const victimId = (JSON.parse(died) as { worker: number }).worker;
+  if (victimId === 1) {
+    const until = Date.now() + 20_000;
+    while (adminWorkers().length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(adminWorkers()).toEqual([1, replacement.worker]);
+    // ADMIN_PORT=0 here: the replacement's listener has a port of its own (a configured port is kept).
+    const last = gateway.output.filter((l) => l.includes('"msg":"admin api listening"')).pop()!;
+    adminUrl = `http://127.0.0.1:${(JSON.parse(last) as { port: number }).port}`;
+  } else {
+    expect(adminWorkers()).toEqual([1]);
+  }
+  expect((await fetch(`${adminUrl}/console`)).status).toBeLessThan(500);
   expect(workerPids()).toHaveLength(2);
   expect(workerPids()).not.toContain(victim);
   for (let i = 0; i < 6; i++) expect((await call('/v1/ping', freeValue)).status).toBe(200);
