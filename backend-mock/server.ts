@@ -4,6 +4,7 @@
  * call and one JSON.stringify. The server is returned unstarted so tests and main choose the port.
  *
  *   GET /internal/v1/listings?country=&listing_type=&property_type=&limit=&after=
+ *       (`{items, next_after}`; with `X-Page-Format: public-array`, the items array alone)
  *   GET /internal/v1/listings/{COUNTRY}/{id}
  *   GET /internal/health
  */
@@ -66,7 +67,16 @@ function readEnum<T extends string>(params: Map<string, string>, name: string, v
   return value as T;
 }
 
-function listListings(index: ListingSource, query: string, res: ServerResponse): number {
+/**
+ * The page format the gateway passes through as bytes (its README, "Listing store contract"): asked
+ * for with this request header, confirmed with the same response header; the body is the JSON array
+ * of the page's published listings without private fields, the next position in `X-Next-After`
+ * (absent on the last page). The index pages hold published records only, without the flag.
+ */
+export const PAGE_FORMAT_HEADER = 'x-page-format';
+export const PUBLIC_ARRAY = 'public-array';
+
+function listListings(index: ListingSource, query: string, req: IncomingMessage, res: ServerResponse): number {
   const params = readQuery(query, LIST_PARAMETERS);
   const country = params.get('country');
   if (country === undefined) throw new BadRequest('country is required');
@@ -89,6 +99,14 @@ function listListings(index: ListingSource, query: string, res: ServerResponse):
   }
 
   const page = index.page(filter, after, limit);
+  if (req.headers[PAGE_FORMAT_HEADER] === PUBLIC_ARRAY) {
+    const json = JSON.stringify(page.items);
+    const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(json), 'X-Page-Format': PUBLIC_ARRAY };
+    if (page.nextAfter !== null) headers['X-Next-After'] = page.nextAfter;
+    res.writeHead(200, headers);
+    res.end(json);
+    return 200;
+  }
   return send(res, 200, { items: page.items, next_after: page.nextAfter });
 }
 
@@ -135,7 +153,7 @@ function handle(index: ListingSource, req: IncomingMessage, res: ServerResponse)
   try {
     switch (route) {
       case 'list':
-        return listListings(index, query, res);
+        return listListings(index, query, req, res);
       case 'item':
         return getListing(index, path.slice(ITEM_PREFIX.length), query, res);
       case 'health':

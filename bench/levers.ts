@@ -19,7 +19,7 @@
  * burst of other work must not land on one side of a comparison only. Whole run: about 75 s.
  */
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,9 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Limits } from '../gateway/config/gateway-config';
 import { createCursorCodec, cursorKeyId, filtersHash, type CursorFilters } from '../gateway/cursor/cursor-codec';
 import { createRedisCounters } from '../gateway/limits/redis-counters';
+import { parseAnswer } from '../gateway/upstream/json-caller';
+import { checkPageBytes } from '../gateway/upstream/page-bytes';
+import { passThroughItems } from '../gateway/upstream/page-json';
 import { connectRedis, whenReady } from '../gateway/redis/connect';
 import { ROOT, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
@@ -50,6 +53,8 @@ export interface LeverResult {
 export interface LeverOptions {
   redisUrl: string;
   backendUrl: string;
+  /** A keys file of many keys (the key-store scale test's), for the keys-file lever; none: lever skipped. */
+  bigKeysFile?: string;
   /** Measured seconds per variant (in 1 s rounds), after a 1 s warm-up each. */
   seconds: number;
 }
@@ -434,6 +439,72 @@ async function limitsLever(redisUrl: string, seconds: number): Promise<LeverResu
 }
 
 // ---------------------------------------------------------------------------------------------
+// Lever 5: the page, bytes in, bytes out (in-process)
+
+const PAGE_ROUNDS = 5;
+const PAGE_PER_ROUND = 2000;
+
+/**
+ * What the gateway does with one page of the data service (20 listings, ~7.9 KB), in-process, µs per
+ * page: before, the {items, next_after} form decoded, parsed and checked, its items text cut out and
+ * encoded again for the answer (the classic path, still used for stores that do not speak the new
+ * format); after, the public-array bytes checked in one pass and passed on as they are.
+ */
+async function pageLever(backendUrl: string): Promise<LeverResult[]> {
+  const pagePath = '/internal/v1/listings?country=GB&limit=20';
+  const classic = Buffer.from(await (await fetch(`${backendUrl}${pagePath}`)).arrayBuffer());
+  const bytes = Buffer.from(await (await fetch(`${backendUrl}${pagePath}`, { headers: { 'x-page-format': 'public-array' } })).arrayBuffer());
+  const before = (): unknown => {
+    const answer = parseAnswer(200, classic.toString('utf8'));
+    if ('kind' in answer) throw new Error('classic page unreadable');
+    const raw = passThroughItems(answer.text, answer.body as { items: unknown[]; next_after: string | null });
+    if (raw === undefined) throw new Error('classic page not passed through');
+    return Buffer.from(raw);
+  };
+  const after = (): unknown => {
+    if (checkPageBytes(bytes) !== 'clean') throw new Error('public-array page not clean');
+    return bytes;
+  };
+  for (const f of [before, after]) for (let i = 0; i < PAGE_PER_ROUND; i++) f();
+  const rounds: number[][] = [[], []];
+  for (let r = 0; r < PAGE_ROUNDS; r++) {
+    for (const [v, f] of [before, after].entries()) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < PAGE_PER_ROUND; i++) f();
+      rounds[v]!.push(Number(process.hrtime.bigint() - started) / 1e3 / PAGE_PER_ROUND);
+    }
+  }
+  const [b, a] = rounds.map(median) as [number, number];
+  progress(`page: decode + parse + cut + encode  ${b.toFixed(1).padStart(6)} µs per page (${classic.length} bytes)`);
+  progress(`page: byte check, bytes through      ${a.toFixed(1).padStart(6)} µs per page (${bytes.length} bytes)`);
+  return [
+    result('Page handling, 20 listings', 'µs/page', ['decode, JSON.parse, cut the items text, encode', b], ['public-array: one byte check, bytes through', a],
+      `in-process, the same page in both forms from the data service; both warmed up (${PAGE_PER_ROUND.toLocaleString('en')} pages), then ${PAGE_ROUNDS} alternating rounds of ${PAGE_PER_ROUND.toLocaleString('en')}, median round. Before also paid writing the answer as a string (encoded again on the socket)`),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lever 6: the keys file at scale (child processes)
+
+function keysLever(keysFile: string): LeverResult[] {
+  const run = (mode: string): { keys: number; ms: number; rssMb: number; peakMb: number } =>
+    JSON.parse(execFileSync(process.execPath, [path.join(LEVER_DIR, 'keys-load.js')], {
+      env: { PATH: process.env.PATH ?? '', MODE: mode, KEYS_FILE: keysFile, GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml') },
+      encoding: 'utf8',
+    })) as { keys: number; ms: number; rssMb: number; peakMb: number };
+  const thread = run('thread');
+  const worker = run('worker');
+  progress(`keys file (${thread.keys} keys): in-thread ${thread.ms} ms, RSS ${thread.rssMb.toFixed(0)} MB (peak ${thread.peakMb.toFixed(0)})`);
+  progress(`keys file (${worker.keys} keys): worker    ${worker.ms} ms, RSS ${worker.rssMb.toFixed(0)} MB (peak ${worker.peakMb.toFixed(0)})`);
+  const how = `${thread.keys.toLocaleString('en')} keys; a child process loads the file and builds the key store, RSS from /proc 2 s later; one run each`;
+  return [
+    result('Keys file at scale: RSS after load', 'MB', ['parsed in the main thread', thread.rssMb], ['parsed in a worker, records in batches', worker.rssMb],
+      `${how}; the peak (VmHWM, the worker's heap included) was ${thread.peakMb.toFixed(0)} → ${worker.peakMb.toFixed(0)} MB`),
+    result('Keys file at scale: load time', 'ms', ['parsed in the main thread', thread.ms], ['parsed in a worker, records in batches', worker.ms], how),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
 // Lever 4: logging
 
 const LOG_URL = '/v1/properties?country=GB&limit=5&cursor=abc';
@@ -494,6 +565,8 @@ export async function runLevers(options: LeverOptions): Promise<LeverResult[]> {
       ...(await cursorLever(first.next_after)),
       ...(await limitsLever(options.redisUrl, options.seconds)),
       ...(await loggingLever(options.seconds, started)),
+      ...(await pageLever(options.backendUrl)),
+      ...(options.bigKeysFile ? keysLever(options.bigKeysFile) : []),
     ];
   } finally {
     await Promise.all(started.map((s) => s.stop().catch(() => undefined))); // already stopped ones return at once

@@ -1,16 +1,20 @@
 /**
- * `npm run bench`: the data service, a bare node:http pass-through proxy (the baseline), and the
- * gateway embedded (memory counters, YAML keys) and with Redis (counters and key store), each
- * driven by autocannon on keep-alive connections at concurrency 1, 10 and 50. Prints and writes to
- * bench/results/: requests/s, p50/p99 latency, gateway CPU µs per request (from /proc), RSS, and
- * the ratio to the baseline measured in the same run; plus page-depth cost, key-store scale (100,000
+ * `npm run bench`: the data service, a bare node:http server answering the gateway's page from
+ * memory (the floor of one HTTP answer in Node), a bare node:http pass-through proxy (the baseline),
+ * the peer a Node team would write (Fastify + reply-from + rate-limit on the same Redis,
+ * bench/peers/), and the gateway embedded (memory counters, YAML keys) and with Redis (counters and
+ * key store), all driven by autocannon on keep-alive connections at concurrency 1, 10 and 50, taking
+ * turns in 1 s rounds (median round of each). Prints and writes to bench/results/: requests/s,
+ * p50/p99 latency, CPU µs per request of each server process (from /proc), RSS, and the ratios to
+ * the baseline and to the bare server measured in the same run; a CPU profile of the gateway on Redis
+ * at c=50 (top functions, per-step budget: profile.ts); page-depth cost, key-store scale (100,000
  * keys in the keys file and in Redis) and the performance issue's levers, before/after (levers.ts).
  *
- * BENCH_SECONDS (default 5) sets the length of each measured run.
+ * BENCH_SECONDS (default 5) sets the number of measured 1 s rounds (and the length of other runs).
  */
 import autocannon from 'autocannon';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
@@ -23,12 +27,14 @@ import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
 import { renderLevers, runLevers } from './levers';
 import { renderWorkers, runWorkers } from './workers';
+import { renderProfile, summariseProfile } from './profile';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = [1, 10, 50];
 const KEY_VALUE = `bench-${randomBytes(12).toString('hex')}`;
-const PAGE = 'country=GB&limit=5';
+/** The same ~7.9 KB page (20 listings) everywhere: the issue's targets are for a 5–8 KB page. */
+const PAGE = 'country=GB&limit=20';
 const tmp = mkdtempSync(path.join(tmpdir(), 'gateway-bench-'));
 const running: RunningProcess[] = [];
 
@@ -104,24 +110,30 @@ async function drive(url: string, connections: number, pid?: number, seconds = S
   };
 }
 
+interface Target { name: string; url: string; pid?: number }
+
 /**
- * Several targets of one process compared fairly on a noisy machine: after a warm-up of each, they
- * take turns in 1 s rounds (SECONDS rounds each) and each reports its median round, so a slow
- * moment of the machine does not land on one target only.
+ * Several targets compared fairly on a noisy machine: after a warm-up of each, they take turns in
+ * 1 s rounds (SECONDS rounds each) and each reports its median round (req/s and CPU per request
+ * taken separately), so a slow moment of the machine does not land on one target only.
  */
-async function alternate(urls: readonly string[], connections: number, pid: number): Promise<Measure[]> {
+async function alternate(targets: readonly Target[], connections: number): Promise<Measure[]> {
   const headers = { 'x-api-key': KEY_VALUE };
-  for (const url of urls) await autocannon({ url, connections, duration: 1, headers });
-  const rounds: Measure[][] = urls.map(() => []);
+  for (const t of targets) await autocannon({ url: t.url, connections, duration: 1, headers });
+  const rounds: Measure[][] = targets.map(() => []);
   for (let round = 0; round < SECONDS; round++) {
-    for (const [i, url] of urls.entries()) {
-      const cpuBefore = cpuSeconds(pid);
-      const result = await autocannon({ url, connections, duration: 1, headers });
-      const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total;
-      rounds[i]!.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuUs, rssMb: rssMb(pid), non2xx: result.non2xx });
+    for (const [i, t] of targets.entries()) {
+      const cpuBefore = t.pid ? cpuSeconds(t.pid) : 0;
+      const result = await autocannon({ url: t.url, connections, duration: 1, headers });
+      const cpu = t.pid ? { cpuUs: ((cpuSeconds(t.pid) - cpuBefore) * 1e6) / result.requests.total, rssMb: rssMb(t.pid) } : {};
+      rounds[i]!.push({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ...cpu, non2xx: result.non2xx });
     }
   }
-  return rounds.map((measures) => [...measures].sort((a, b) => a.rps - b.rps)[Math.floor(measures.length / 2)]!);
+  const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return rounds.map((measures) => {
+    const mid = [...measures].sort((a, b) => a.rps - b.rps)[Math.floor(measures.length / 2)]!;
+    return measures[0]!.cpuUs === undefined ? mid : { ...mid, cpuUs: median(measures.map((m) => m.cpuUs!)) };
+  });
 }
 
 /**
@@ -148,10 +160,10 @@ async function latency(url: string, concurrency: number, perLoop: number): Promi
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-async function firstCursorAt(base: string, page: number): Promise<string> {
+async function firstCursorAt(base: string, page: number, query = PAGE): Promise<string> {
   let cursor = '';
   for (let i = 1; i < page; i++) {
-    const answer = await fetch(`${base}/v1/properties?${PAGE}${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': KEY_VALUE } });
+    const answer = await fetch(`${base}/v1/properties?${query}${cursor ? `&cursor=${cursor}` : ''}`, { headers: { 'x-api-key': KEY_VALUE } });
     const body = (await answer.json()) as { next_cursor: string | null };
     if (!body.next_cursor) throw new Error(`only ${i} pages`);
     cursor = body.next_cursor;
@@ -178,42 +190,86 @@ async function main(): Promise<void> {
   const embedded = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keys1 });
   const withRedis = await startGateway({ BACKEND_URL: backend.url, KEYS_FILE: keys1, REDIS_URL: redisServer.url, KEY_STORE: 'redis' });
 
-  // The same ~2 KB page everywhere; through the gateways with a cursor (decrypt + encrypt) as a real walk does.
+  // The same page everywhere (page 2 of one query); through the gateways with a cursor (decrypt +
+  // encrypt) as a real walk does.
   const cursorEmbedded = await firstCursorAt(embedded.proc.url, 2);
   const cursorRedis = await firstCursorAt(withRedis.proc.url, 2);
   const internalPath = `/internal/v1/listings?${PAGE}&after=${encodeURIComponent((await (await fetch(`${backend.url}/internal/v1/listings?${PAGE}`)).json() as { next_after: string }).next_after)}`;
-  const targets = [
+  const redisUrl = `${withRedis.proc.url}/v1/properties?${PAGE}&cursor=${cursorRedis}`;
+
+  // The floor: the gateway's own answer bytes, served from memory by a bare node:http server.
+  const pageBytes = Buffer.from(await (await fetch(redisUrl, { headers: { 'x-api-key': KEY_VALUE } })).arrayBuffer());
+  const pageFile = path.join(tmp, 'page.json');
+  writeFileSync(pageFile, pageBytes);
+  const bare = quiet(await startNodeScript(path.join(ROOT, 'bench/peers/bare-page.js'), { PAGE_FILE: pageFile }));
+  // The peer: the bench key and 999 others, a per-key minute window on the same Redis.
+  const peerKeys = path.join(tmp, 'peer-keys.json');
+  writeFileSync(peerKeys, JSON.stringify([{ id: 'bench', key_sha256: sha256(KEY_VALUE) }, ...Array.from({ length: 999 }, (_, i) => ({ id: `k${i}`, key_sha256: sha256(fillerValue(i)) }))]));
+  const peer = quiet(await startNodeScript(path.join(ROOT, 'bench/peers/fastify-peer.js'), { KEYS_FILE: peerKeys, REDIS_URL: redisServer.url, TARGET_URL: backend.url }));
+
+  const targets: Target[] = [
     { name: 'data service, direct', url: `${backend.url}${internalPath}` },
+    { name: 'bare node:http, page from memory', url: `${bare.url}/`, pid: bare.child.pid },
     { name: 'baseline: bare node:http proxy', url: `${baseline.url}${internalPath}`, pid: baseline.child.pid },
+    { name: 'peer: Fastify + reply-from + rate-limit (Redis)', url: `${peer.url}/v1/properties?${internalPath.split('?')[1]}`, pid: peer.child.pid },
     { name: 'gateway, embedded (memory counters, YAML keys)', url: `${embedded.proc.url}/v1/properties?${PAGE}&cursor=${cursorEmbedded}`, pid: embedded.proc.child.pid },
-    { name: 'gateway, Redis counters + Redis key store', url: `${withRedis.proc.url}/v1/properties?${PAGE}&cursor=${cursorRedis}`, pid: withRedis.proc.child.pid },
+    { name: 'gateway, Redis counters + Redis key store', url: redisUrl, pid: withRedis.proc.child.pid },
   ];
   for (const c of CONCURRENCY) {
-    const baselineRps: number[] = [];
-    for (const t of targets) {
-      const m = await drive(t.url, c, t.pid);
-      if (t.name.startsWith('baseline')) baselineRps.push(m.rps, m.p50, m.p99);
-      rows.push({ config: t.name, concurrency: c, ...m, ratio: baselineRps.length ? m.rps / baselineRps[0]! : undefined });
+    const measured = await alternate(targets, c);
+    const base = measured[targets.findIndex((t) => t.name.startsWith('baseline'))]!;
+    const floor = measured[targets.findIndex((t) => t.name.startsWith('bare'))]!;
+    for (const [i, t] of targets.entries()) {
+      const m = measured[i]!;
+      const ratio = t.name.startsWith('data service') || t.name.startsWith('bare') ? undefined : m.rps / base.rps;
+      const cpuVsBare = m.cpuUs !== undefined && !t.name.startsWith('bare') ? m.cpuUs / floor.cpuUs! : undefined;
+      rows.push({ config: t.name, concurrency: c, ...m, ratio, cpuVsBare });
       process.stdout.write(`  ${t.name.padEnd(48)} c=${String(c).padEnd(3)} ${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms` +
         `${m.cpuUs !== undefined ? `  ${m.cpuUs.toFixed(0)} µs CPU/req  RSS ${m.rssMb!.toFixed(0)} MB` : ''}${m.non2xx ? `  non-2xx ${m.non2xx}` : ''}\n`);
     }
   }
+  await Promise.all([bare, peer].map((p) => p.stop()));
 
   // Added latency, measured precisely: baseline vs the full gateway (Redis), c=1 and c=10.
+  const baselineUrl = targets.find((t) => t.name.startsWith('baseline'))!.url;
   const latencies = {
-    baselineC1: await latency(targets[1]!.url, 1, 3000),
-    gatewayC1: await latency(targets[3]!.url, 1, 3000),
-    baselineC10: await latency(targets[1]!.url, 10, 500),
-    gatewayC10: await latency(targets[3]!.url, 10, 500),
+    baselineC1: await latency(baselineUrl, 1, 3000),
+    gatewayC1: await latency(redisUrl, 1, 3000),
+    baselineC10: await latency(baselineUrl, 10, 500),
+    gatewayC10: await latency(redisUrl, 10, 500),
   };
   process.stdout.write(`  latency (ms): c=1 baseline p50 ${latencies.baselineC1.p50.toFixed(3)} gateway p50 ${latencies.gatewayC1.p50.toFixed(3)}; c=10 baseline p99 ${latencies.baselineC10.p99.toFixed(3)} gateway p99 ${latencies.gatewayC10.p99.toFixed(3)}\n`);
 
-  // Page depth: page 2 and page 1,000 of one country (both carry a cursor), through the gateway.
-  const deep = await firstCursorAt(embedded.proc.url, 1000);
+  // A CPU profile of a third gateway on Redis under the c=50 load (a profiled process is slower, so
+  // the table's figures come from the unprofiled one): top functions by self time, per-step budget.
+  const profileFile = path.join(tmp, 'gateway.cpuprofile');
+  const profiled = await startGateway({
+    BACKEND_URL: backend.url, KEYS_FILE: keys1, REDIS_URL: redisServer.url, KEY_STORE: 'redis',
+    NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/peers/cpu-profile.js')}`, CPU_PROFILE_FILE: profileFile,
+  });
+  const profiledUrl = `${profiled.proc.url}/v1/properties?${PAGE}&cursor=${await firstCursorAt(profiled.proc.url, 2)}`;
+  await drive(profiledUrl, 50, profiled.proc.child.pid, SECONDS);
+  running.splice(running.indexOf(profiled.proc), 1);
+  await profiled.proc.stop(); // the profile is written on SIGTERM
+  if (!existsSync(profileFile)) throw new Error(`the profiled gateway wrote no profile to ${profileFile}`);
+  const profile = summariseProfile(profileFile);
+  const redis50 = rows.find((r) => r.config.startsWith('gateway, Redis') && r.concurrency === 50)!;
+  const profileMarkdown = `# CPU profile: gateway, Redis counters + Redis key store, c=50\n\n${renderProfile(profile, redis50.cpuUs!)}`;
+  process.stdout.write(`  profile: ${profile.top.slice(0, 5).map((t) => `${t.name} ${(t.share * 100).toFixed(1)} %`).join(', ')}\n`);
+
+  // Page depth: page 2 and page 1,000 of one country (both carry a cursor), through the gateway; a
+  // 5-listing page, so that 1,000 pages exist.
+  const DEPTH_QUERY = 'country=GB&limit=5';
+  const depthCursor = await firstCursorAt(embedded.proc.url, 2, DEPTH_QUERY);
+  const deep = await firstCursorAt(embedded.proc.url, 1000, DEPTH_QUERY);
+  const pid = embedded.proc.child.pid!;
   const [page1, page2, page1000] = await alternate(
-    [`${embedded.proc.url}/v1/properties?${PAGE}`, `${embedded.proc.url}/v1/properties?${PAGE}&cursor=${cursorEmbedded}`, `${embedded.proc.url}/v1/properties?${PAGE}&cursor=${deep}`],
+    [
+      { name: 'page 1', url: `${embedded.proc.url}/v1/properties?${DEPTH_QUERY}`, pid },
+      { name: 'page 2', url: `${embedded.proc.url}/v1/properties?${DEPTH_QUERY}&cursor=${depthCursor}`, pid },
+      { name: 'page 1000', url: `${embedded.proc.url}/v1/properties?${DEPTH_QUERY}&cursor=${deep}`, pid },
+    ],
     10,
-    embedded.proc.child.pid!,
   );
   const depth = { page1: page1!, page2: page2!, page1000: page1000! };
   process.stdout.write(`  page depth (c=10): page 1 ${depth.page1.rps.toFixed(0)} req/s, page 2 ${depth.page2.rps.toFixed(0)} req/s, page 1,000 ${depth.page1000.rps.toFixed(0)} req/s; CPU µs/req ${depth.page2.cpuUs!.toFixed(0)} vs ${depth.page1000.cpuUs!.toFixed(0)}\n`);
@@ -252,16 +308,17 @@ async function main(): Promise<void> {
   const idle = running.filter((p) => p !== backend);
   running.splice(0, running.length, backend);
   await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
-  const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+  const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS, bigKeysFile: keysBig });
   const workers = await runWorkers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, rows, latencies, depth, scale, levers, workers };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
-  process.stdout.write(`\n${markdown}\nwritten: bench/results/latest.{json,md,svg}\n`);
+  writeFileSync(path.join(dir, 'profile.md'), profileMarkdown);
+  process.stdout.write(`\n${markdown}\n${profileMarkdown}\nwritten: bench/results/latest.{json,md,svg}, bench/results/profile.md\n`);
 
   redis.disconnect();
   await Promise.all(running.map((p) => p.stop()));

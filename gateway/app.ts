@@ -15,6 +15,7 @@ import { checkKeyState } from './policies/check-key-state';
 import { enforceLimits } from './policies/enforce-limits';
 import { openCursor } from './policies/open-cursor';
 import { refuseKeyInPath } from './policies/refuse-key-in-path';
+import { withinRefusedAuthBudget, type RefusedAuthBudget } from './policies/refused-auth-budget';
 import { requireTier } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter } from './reference/reference-router';
@@ -36,6 +37,8 @@ export interface AppDeps {
   readonly cursors: CursorCodec;
   readonly stores: ListingStores;
   readonly insights: InsightsUpstream;
+  /** The unauthenticated budget per address; absent: none. */
+  readonly refusedAuth?: RefusedAuthBudget;
   /** CIDRs of trusted reverse proxies; empty: `X-Forwarded-For` is ignored. */
   readonly trustedProxies: readonly string[];
   /** Usage history: told of every answer to an identified key (in memory; flushed apart from requests). */
@@ -77,7 +80,9 @@ export function createGateway(deps: AppDeps): RequestListener {
   // (403 upgrade_required), 429, 400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor,
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
-  const identify: Step[] = [authenticate(deps.keyStore), refuseKeyInPath(), bindAddress(), checkKeyState()];
+  // An address over its budget of refused authentications gets 429 before any key look-up.
+  const authenticateKey = deps.refusedAuth ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore)) : authenticate(deps.keyStore);
+  const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
   const limits = enforceLimits(deps.counters, deps.metrics);
   const routes: Record<Exclude<RouteName, 'reference'>, readonly Step[]> = {
     ping: [...identify, limits, validateNoQuery(), ping()],

@@ -8,13 +8,14 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
-import { loadKeysFile, type FileKey } from './keys/keys-file';
+import type { FileKey } from './keys/keys-file';
+import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
@@ -34,7 +35,9 @@ import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
 import { connectRedis, whenReady } from './redis/connect';
+import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
+import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { checkReadiness } from './ops/readiness';
 import { runPrimary, workerCount } from './workers/primary';
@@ -46,7 +49,7 @@ import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
 import { addDays, dayOf } from './usage/usage-dates';
-import { dailyUsage } from './usage/usage-reports';
+import { dailyUsage, monthlyReport, reportCsv } from './usage/usage-reports';
 
 /** In-flight requests get this long to finish after SIGTERM. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -57,12 +60,20 @@ const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 /** Command timeout of the admin API's Redis connection (as the keys CLI's). */
 const ADMIN_COMMAND_TIMEOUT_MS = 5_000;
 
+/** The insights service verifies the caller identity the gateway signs: no area without a secret. */
+function requireInsightsSecret(env: Env, config: GatewayConfig): void {
+  if (config.insightsUpstream && !env.INSIGHTS_IDENTITY_SECRET) {
+    throw new ConfigError(`environment variable INSIGHTS_IDENTITY_SECRET: required when ${env.GATEWAY_CONFIG} sets insights.upstream (base64url of 32 bytes, shared with the insights service)`);
+  }
+}
+
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
 function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
   try {
     const env = parseEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
-    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFile(env.KEYS_FILE, gatewayConfig) : undefined;
+    requireInsightsSecret(env, gatewayConfig);
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
   } catch (err) {
@@ -131,8 +142,12 @@ async function main(): Promise<void> {
   }
   const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
-  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  // Without insights configured no identity is ever signed; the random secret only fills the slot.
+  const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
+  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret), onUpstreamFailure);
+  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
   const gateway = createGateway({
+    refusedAuth,
     logger,
     metrics,
     keyStore,
@@ -158,7 +173,8 @@ async function main(): Promise<void> {
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
     () => {
       const nextConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
-      const nextKeys = fileStore ? loadKeysFile(env.KEYS_FILE, nextConfig) : undefined;
+      requireInsightsSecret(env, nextConfig);
+      const nextKeys = fileStore ? loadKeysFileOffThread(env.KEYS_FILE, nextConfig) : undefined;
       return () => {
         if (nextKeys) {
           fileStore!.replace(nextKeys);
@@ -169,6 +185,8 @@ async function main(): Promise<void> {
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
         stores.update(nextConfig.stores);
+        const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
+        if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
         insights.update(nextConfig.insightsUpstream);
       };
     },
@@ -206,9 +224,13 @@ async function main(): Promise<void> {
   }
   // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
   if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
-    const history = (id: string, days: number) => {
-      const to = dayOf(Date.now());
-      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    const usageViews = {
+      history: (id: string, days: number) => {
+        const to = dayOf(Date.now());
+        return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+      },
+      report: (month: string) => monthlyReport(usageStore, month),
+      reportCsv,
     };
     const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
       store,
@@ -228,12 +250,12 @@ async function main(): Promise<void> {
           },
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
-      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, history);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, usageViews);
       adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, history,
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
       })));
     }
     const admin = createServer(adminApp);

@@ -14,6 +14,14 @@ export function sendJsonText(res: ServerResponse, status: number, text: string):
   res.end(text);
 }
 
+/** Writes JSON bytes already encoded (valid JSON in UTF-8 is the caller's guarantee). */
+export function sendJsonBytes(res: ServerResponse, status: number, bytes: Buffer): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', bytes.length);
+  res.end(bytes);
+}
+
 /**
  * Writes an error answer made from the catalogue: the contract's body, `Cache-Control: no-store`,
  * `Retry-After` on 429 and 503 (whole seconds, at least 1), `Allow` on 405 (the public surface: GET).

@@ -5,7 +5,7 @@ import { parseAuditQuery } from '../gateway/audit/audit-query';
 import { formatEntryLine } from '../gateway/audit/format-entry';
 import { ConfigError } from '../gateway/config/config-error';
 import { parseEnv } from '../gateway/config/env';
-import { loadGatewayConfig } from '../gateway/config/gateway-config';
+import { isLimitValue, loadGatewayConfig, MAX_LIMIT } from '../gateway/config/gateway-config';
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
@@ -42,8 +42,15 @@ const OPTIONS = {
 
 function integer(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value}"`);
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got "${value.slice(0, 40)}"`);
   return Number(value);
+}
+
+/** A limit or quota option: bounded like every limit (gateway-config.ts LimitValueSchema). */
+function limit(name: string, value: string | undefined): number | undefined {
+  const n = integer(name, value);
+  if (n !== undefined && !isLimitValue(n)) throw new UsageError(`--${name} must be a whole number from 1 to ${MAX_LIMIT}, got "${value!.slice(0, 40)}"`);
+  return n;
 }
 
 /** The options shared by create and set, as the admin API's snake_case body. */
@@ -53,7 +60,7 @@ function recordFields(values: Record<string, string | undefined>): Record<string
   if (values.countries !== undefined) out.countries = values.countries.split(',').map((c) => c.trim()).filter(Boolean);
   if (values.address !== undefined) out.address = values.address;
   for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
-    const n = integer(name, values[name]);
+    const n = limit(name, values[name]);
     if (n !== undefined) out[name.replace('-', '_')] = n;
   }
   return out;

@@ -26,6 +26,8 @@ const EnvSchema = z.object({
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []))
     .pipe(z.array(base64url32)),
   CURSOR_TTL_SECONDS: positiveInt(3600),
+  /** Signs the caller identity sent to the insights service (required when insights is configured). */
+  INSIGHTS_IDENTITY_SECRET: base64url32.optional(),
   UPSTREAM_TIMEOUT_MS: positiveInt(10000),
   /** A connection whose written answers make no progress to the client for this long is closed. */
   WRITE_STALL_TIMEOUT_MS: positiveInt(30000),

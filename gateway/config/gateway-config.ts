@@ -2,11 +2,26 @@ import { z } from 'zod';
 import { normaliseCountry } from '../validation/iso-countries';
 import { readYamlFile } from './yaml-file';
 
+/**
+ * The largest limit or quota: the largest integer a structured-field header can carry (RFC 8941:
+ * 15 digits, for `RateLimit-Policy`'s `q=`), and well inside exact (safe-integer) arithmetic.
+ */
+export const MAX_LIMIT = 999_999_999_999_999;
+const LIMIT_MESSAGE = `must be a whole number from 1 to ${MAX_LIMIT}`;
+/** One limit or quota, wherever one is accepted (gateway config, keys file, admin API, CLI). */
+export const LimitValueSchema = z
+  .number({ invalid_type_error: LIMIT_MESSAGE })
+  .int(LIMIT_MESSAGE)
+  .min(1, LIMIT_MESSAGE)
+  .max(MAX_LIMIT, LIMIT_MESSAGE);
+/** True for a value LimitValueSchema accepts (fast path of the keys file). */
+export const isLimitValue = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= MAX_LIMIT;
+
 export const LimitsSchema = z
   .object({
-    per_minute: z.number().int().positive(),
-    per_day: z.number().int().positive(),
-    per_month: z.number().int().positive(),
+    per_minute: LimitValueSchema,
+    per_day: LimitValueSchema,
+    per_month: LimitValueSchema,
   })
   .strict();
 
@@ -38,6 +53,15 @@ const GatewayConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The unauthenticated budget: refused authentications (401) one address may cause per UTC minute
+     * before its requests are answered 429 `rate_limited` until the minute ends. Absent: the default
+     * (DEFAULT_REFUSED_AUTH_PER_MINUTE); 0: off.
+     */
+    refused_authentication: z
+      .object({ per_address_per_minute: z.number().int('must be a whole number').min(0, 'must be 0 (off) or more').max(1_000_000, 'must be at most 1000000') })
+      .strict()
+      .optional(),
     /** The insights area. Absent: `/v1/insights/*` answers 503 `not_configured` to Advanced keys. */
     insights: z.object({ upstream: httpUrl }).strict().optional(),
   })
@@ -54,8 +78,13 @@ export interface StoreRoutes {
   readonly defaultUrl?: string;
   readonly byCountry: Readonly<Record<string, string>>;
 }
+/** Refused authentications per address and minute when the config says nothing. */
+export const DEFAULT_REFUSED_AUTH_PER_MINUTE = 60;
+
 export interface GatewayConfig {
   readonly tiers: Readonly<Record<TierName, Limits>>;
+  /** The unauthenticated budget per address and UTC minute (0: off); absent: the default. */
+  readonly refusedAuthPerMinute?: number;
   readonly stores: StoreRoutes;
   readonly insightsUpstream?: string;
 }
@@ -75,6 +104,7 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
   return Object.freeze({
     tiers: Object.freeze({ standard: toLimits(raw.tiers.standard), advanced: toLimits(raw.tiers.advanced) }),
     stores: Object.freeze(stores),
+    refusedAuthPerMinute: raw.refused_authentication?.per_address_per_minute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE,
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
   });
 }

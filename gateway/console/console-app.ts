@@ -19,6 +19,7 @@ import { keyValuePage } from './pages/key-value-page';
 import { KEYS_PER_PAGE, keysListPage, type KeysFilter } from './pages/keys-list';
 import type { PageContext } from './pages/layout';
 import { newKeyPage } from './pages/new-key-page';
+import { reportPage } from './pages/report-page';
 import { signInPage } from './pages/sign-in';
 import { csrfMatches, type Session, type SessionStore } from './sessions';
 
@@ -260,6 +261,24 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     const filter = { key_id: params.get('key_id') ?? '', since: params.get('since') ?? '' };
     const page = await o.store.readAudit(parseAuditQuery(params));
     sendPage(res, 200, auditPage(signed(res).ctx, page, filter, `Changes to ${o.store.source}, newest first.`));
+  });
+
+  const reportMonth = (req: Request): string => {
+    const month = queryOf(req).get('month') ?? new Date().toISOString().slice(0, 7);
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ApiError('invalid_parameter', { parameter: 'month' }, undefined, 'month: must be YYYY-MM');
+    return month;
+  };
+  const reports = (): Required<Pick<ConsoleStore, 'report' | 'reportCsv'>> => {
+    if (!o.store.report || !o.store.reportCsv) throw new ApiError('not_found', {}, undefined, 'Usage is not recorded by this gateway.');
+    return { report: o.store.report, reportCsv: o.store.reportCsv };
+  };
+  router.get('/reports/monthly', need('read'), async (req, res) => {
+    sendPage(res, 200, reportPage(signed(res).ctx, await reports().report(reportMonth(req))));
+  });
+  router.get('/reports/monthly.csv', need('read'), async (req, res) => {
+    const month = reportMonth(req);
+    const { report, reportCsv } = reports();
+    res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', `attachment; filename="usage-${month}.csv"`).send(reportCsv(await report(month)));
   });
 
   router.use(() => {

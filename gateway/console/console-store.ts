@@ -1,6 +1,6 @@
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { KeyAdmin, KeyView, UsageView } from '../keys/key-admin';
-import type { DailyUsage } from '../usage/usage-reports';
+import type { DailyUsage, MonthlyReport } from '../usage/usage-reports';
 
 /**
  * What the console reads, whichever key store is in use, and where the keys come from. `admin` is
@@ -17,13 +17,16 @@ export interface ConsoleStore {
   readAudit(query: AuditQuery): Promise<AuditPage>;
   /** The key's daily usage history (accepted and refusals by code), oldest first, when it is recorded. */
   history?(id: string, days: number): Promise<DailyUsage>;
+  /** Every key's totals for a month (YYYY-MM), when usage is recorded; and the same as CSV. */
+  report?(month: string): Promise<MonthlyReport>;
+  reportCsv?(report: MonthlyReport): string;
 }
 
 /** The console over the Redis key store: everything goes through the key admin, writes included. */
-export function redisConsoleStore(admin: KeyAdmin, source: string, history?: ConsoleStore['history']): ConsoleStore {
+export function redisConsoleStore(admin: KeyAdmin, source: string, usage: Pick<ConsoleStore, 'history' | 'report' | 'reportCsv'> = {}): ConsoleStore {
   return {
     source,
-    ...(history ? { history } : {}),
+    ...usage,
     admin,
     list: () => admin.list(),
     show: (id) => admin.show(id),

@@ -17,7 +17,7 @@ export function fileConsoleStore(o: {
   keys: () => readonly FileKey[];
   counters: Counters;
   audit: { read(query: AuditQuery): Promise<AuditPage> };
-  history?: ConsoleStore['history'];
+  usage?: Pick<ConsoleStore, 'history' | 'report' | 'reportCsv'>;
 }): ConsoleStore {
   const find = (id: string): FileKey => {
     const key = o.keys().find((k) => k.record.id === id);
@@ -26,7 +26,7 @@ export function fileConsoleStore(o: {
   };
   return {
     source: `the keys file ${o.file}`,
-    ...(o.history ? { history: o.history } : {}),
+    ...o.usage,
     list: async () => o.keys().map(fileKeyView).sort((a, b) => a.id.localeCompare(b.id)),
     show: async (id) => fileKeyView(find(id)),
     async usage(id): Promise<UsageView> {

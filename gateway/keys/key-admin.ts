@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { GatewayConfig } from '../config/gateway-config';
+import { LimitValueSchema, type GatewayConfig } from '../config/gateway-config';
 import { currentActor } from '../audit/actor';
 import { diffRecords, type AuditAction } from '../audit/audit-entry';
 import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
@@ -33,14 +33,14 @@ export interface UsageView {
 }
 
 const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true }).extend({
-  per_minute: z.number().int().positive().optional(),
-  per_day: z.number().int().positive().optional(),
-  per_month: z.number().int().positive().optional(),
+  per_minute: LimitValueSchema.optional(),
+  per_day: LimitValueSchema.optional(),
+  per_month: LimitValueSchema.optional(),
 }).strict();
 const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true }).partial().extend({
-  per_minute: z.number().int().positive().optional(),
-  per_day: z.number().int().positive().optional(),
-  per_month: z.number().int().positive().optional(),
+  per_minute: LimitValueSchema.optional(),
+  per_day: LimitValueSchema.optional(),
+  per_month: LimitValueSchema.optional(),
 }).strict();
 const PauseReason = z.enum(['unpaid_renewal', 'payment_dispute']);
 

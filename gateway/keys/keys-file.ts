@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LimitsSchema, toLimits, type GatewayConfig } from '../config/gateway-config';
+import { isLimitValue, LimitsSchema, toLimits, type GatewayConfig, type Limits } from '../config/gateway-config';
 import { readYamlFile } from '../config/yaml-file';
 import { formatIssuePath } from '../config/config-error';
 import { ConfigError } from '../config/config-error';
@@ -83,7 +83,6 @@ const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema) }).strict();
 const ENTRY_FIELDS = new Set(Object.keys(KeyEntrySchema.shape));
 const LIMIT_FIELDS = new Set(['per_minute', 'per_day', 'per_month']);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPositiveInt = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v > 0;
 
 /**
  * True only for an entry `KeyEntrySchema` accepts as it is; false when unsure (the schema then
@@ -103,7 +102,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
   if ('limits' in e) {
     if (!isRecord(e.limits)) return false;
-    for (const field in e.limits) if (!LIMIT_FIELDS.has(field) || !isPositiveInt(e.limits[field])) return false;
+    for (const field in e.limits) if (!LIMIT_FIELDS.has(field) || !isLimitValue(e.limits[field])) return false;
   }
   if ('previous_key_sha256' in e && (typeof e.previous_key_sha256 !== 'string' || !SHA256_HEX.test(e.previous_key_sha256))) return false;
   if ('previous_key_expires_at' in e) return false; // rare; the schema's date-time rule decides
@@ -126,22 +125,55 @@ function describeEntry(raw: unknown, path: ReadonlyArray<string | number>): stri
   return field.length ? `${entry}: field "${formatIssuePath(field)}"` : entry;
 }
 
+/**
+ * Parts many records hold alike (the same countries, the same limits), made once and shared: with
+ * 100,000 keys, a set and a limits object per key were a large part of the keys file's memory.
+ * Both are read-only (a ReadonlySet, a frozen object).
+ */
+export interface SharedRecordParts {
+  readonly countries: Map<string, ReadonlySet<string>>;
+  readonly limits: Map<string, Limits>;
+  /** One string per distinct value of the short repeated fields (address, tier, status). */
+  readonly strings: Map<string, string>;
+}
+export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map(), strings: new Map() });
+
+function sharedString<T extends string>(shared: SharedRecordParts, value: T): T {
+  const known = shared.strings.get(value);
+  if (known !== undefined) return known as T;
+  shared.strings.set(value, value);
+  return value;
+}
+
 /** Turns a validated entry into the record the gateway uses, applying the tier's default limits. */
-export function toKeyRecord(entry: KeyEntry, config: GatewayConfig): KeyRecord {
+export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: SharedRecordParts): KeyRecord {
   const tierLimits = config.tiers[entry.tier];
+  const perMinute = entry.limits?.per_minute ?? tierLimits.perMinute;
+  const perDay = entry.limits?.per_day ?? tierLimits.perDay;
+  const perMonth = entry.limits?.per_month ?? tierLimits.perMonth;
+  const makeLimits = (): Limits => toLimits({ per_minute: perMinute, per_day: perDay, per_month: perMonth });
+  let countries: ReadonlySet<string>;
+  let limits: Limits;
+  if (shared) {
+    const countriesKey = entry.countries.join(',');
+    countries = shared.countries.get(countriesKey) ?? new Set(entry.countries);
+    shared.countries.set(countriesKey, countries);
+    const limitsKey = `${perMinute}/${perDay}/${perMonth}`;
+    limits = shared.limits.get(limitsKey) ?? makeLimits();
+    shared.limits.set(limitsKey, limits);
+  } else {
+    countries = new Set(entry.countries);
+    limits = makeLimits();
+  }
   return Object.freeze({
     id: entry.id,
     keySha256: entry.key_sha256,
-    tier: entry.tier,
-    countries: new Set(entry.countries),
-    address: entry.address,
-    status: entry.status,
+    tier: shared ? sharedString(shared, entry.tier) : entry.tier,
+    countries,
+    address: shared ? sharedString(shared, entry.address) : entry.address,
+    status: shared ? sharedString(shared, entry.status) : entry.status,
     ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
-    limits: toLimits({
-      per_minute: entry.limits?.per_minute ?? tierLimits.perMinute,
-      per_day: entry.limits?.per_day ?? tierLimits.perDay,
-      per_month: entry.limits?.per_month ?? tierLimits.perMonth,
-    }),
+    limits,
   });
 }
 
@@ -174,10 +206,13 @@ export interface FileKey {
   readonly previous?: { readonly keySha256: string; readonly expiresAt: number };
 }
 
-/** The keys file as the records the gateway uses. */
-export const loadKeysFile = (file: string, config: GatewayConfig): FileKey[] =>
-  readKeysFile(file).map((entry) => ({
-    record: toKeyRecord(entry, config),
+/** The keys file as the records the gateway uses, read in this thread (see keys-file-loader.ts for large files). */
+export const loadKeysFile = (file: string, config: GatewayConfig): FileKey[] => toFileKeys(readKeysFile(file), config);
+
+/** Checked entries as the records the gateway uses. */
+export const toFileKeys = (entries: readonly KeyEntry[], config: GatewayConfig, shared = sharedRecordParts()): FileKey[] =>
+  entries.map((entry) => ({
+    record: toKeyRecord(entry, config, shared),
     ...(entry.previous_key_sha256 && entry.previous_key_expires_at
       ? { previous: { keySha256: entry.previous_key_sha256, expiresAt: Date.parse(entry.previous_key_expires_at) } }
       : {}),

@@ -1,7 +1,7 @@
 import type { CursorCodec } from '../cursor/cursor-codec';
 import { ApiError } from '../errors';
 import type { Step } from '../pipeline';
-import { sendJson, sendJsonText } from '../send';
+import { sendJson, sendJsonBytes } from '../send';
 import type { ListingStores } from '../upstream/listing-stores';
 import type { ListingsClient } from '../upstream/listings-client';
 import { errorForUpstream } from '../upstream/outcome';
@@ -17,6 +17,9 @@ function storeFor(stores: ListingStores, country: string): ListingsClient {
   return store;
 }
 
+const DATA_HEAD = Buffer.from('{"data":');
+const LAST_PAGE_TAIL = Buffer.from(',"next_cursor":null}');
+
 /** `GET /v1/properties`: one page from the data service, with a new cursor bound to key and filters. */
 export function listProperties(stores: ListingStores, cursors: CursorCodec): Step {
   return async function answerPropertiesPage(ctx) {
@@ -28,8 +31,10 @@ export function listProperties(stores: ListingStores, cursors: CursorCodec): Ste
     );
     if (page.kind !== 'page') throw errorForUpstream(page);
     const nextCursor = page.nextAfter === null ? null : cursors.issue(ctx.key!.id, filters, page.nextAfter);
-    // The envelope around the listings' JSON text (see page-json.ts); a cursor is base64url and dots.
-    sendJsonText(ctx.res, 200, `{"data":${page.itemsJson},"next_cursor":${nextCursor === null ? 'null' : JSON.stringify(nextCursor)}}`);
+    // The envelope around the listings' bytes, as received when clean (page-bytes.ts); a cursor is
+    // base64url and dots, so it needs no escaping.
+    const tail = nextCursor === null ? LAST_PAGE_TAIL : Buffer.from(`,"next_cursor":"${nextCursor}"}`, 'latin1');
+    sendJsonBytes(ctx.res, 200, Buffer.concat([DATA_HEAD, page.items, tail], DATA_HEAD.length + page.items.length + tail.length));
   };
 }
 

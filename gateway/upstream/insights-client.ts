@@ -1,3 +1,4 @@
+import type { CallerIdentity, IdentitySigner } from './caller-identity';
 import { createJsonCaller, isFailure, type CallContext, type FailureObserver, type JsonCaller } from './json-caller';
 import type { UpstreamFailure } from './outcome';
 
@@ -6,8 +7,11 @@ export type InsightsResult = { readonly kind: 'answer'; readonly body: unknown }
 export interface InsightsUpstream {
   /** True when an insights service is configured. */
   configured(): boolean;
-  /** Forwards `GET /v1/insights<subPath>?<rawQuery>` to the insights service's `<subPath>?<rawQuery>`. */
-  forward(subPath: string, rawQuery: string, ctx: CallContext): Promise<InsightsResult>;
+  /**
+   * Forwards `GET /v1/insights<subPath>?<rawQuery>` to the insights service's `<subPath>?<rawQuery>`,
+   * with the caller's signed identity (caller-identity.ts), never its key.
+   */
+  forward(subPath: string, rawQuery: string, ctx: CallContext, caller: CallerIdentity): Promise<InsightsResult>;
   /** Hot reload: a new URL, or undefined to switch the area off. */
   update(url: string | undefined): void;
   close(): Promise<void>;
@@ -18,7 +22,7 @@ export interface InsightsUpstream {
  * not reshape them); a 404 is `not_found`, another 4xx is the caller's query (`invalid_parameter`),
  * failures map like the data service's.
  */
-export function createInsightsUpstream(url: string | undefined, timeoutMs: number, onFailure?: FailureObserver): InsightsUpstream {
+export function createInsightsUpstream(url: string | undefined, timeoutMs: number, sign: IdentitySigner, onFailure?: FailureObserver): InsightsUpstream {
   let current: { url: string; caller: JsonCaller } | undefined;
   const connect = (u: string | undefined): void => {
     if (current?.url === u) return;
@@ -31,9 +35,9 @@ export function createInsightsUpstream(url: string | undefined, timeoutMs: numbe
 
   return {
     configured: () => current !== undefined,
-    async forward(subPath, rawQuery, ctx) {
+    async forward(subPath, rawQuery, ctx, caller) {
       if (!current) return { kind: 'unavailable' };
-      const answer = await current.caller.get(`${subPath || '/'}${rawQuery ? `?${rawQuery}` : ''}`, ctx);
+      const answer = await current.caller.get(`${subPath || '/'}${rawQuery ? `?${rawQuery}` : ''}`, { ...ctx, headers: sign(caller, ctx.requestId) });
       if (isFailure(answer)) return answer;
       if (answer.status >= 200 && answer.status < 300) return { kind: 'answer', body: answer.body };
       if (answer.status === 404) return { kind: 'not_found' };

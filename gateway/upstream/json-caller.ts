@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { parseRetryAfter, type UpstreamFailure } from './outcome';
 
@@ -25,6 +26,8 @@ export interface CallContext {
    * itself, with `TIMED_OUT` as the reason, when the upstream takes too long.
    */
   readonly signal: CallSignal;
+  /** Headers of the gateway's own to add (e.g. the insights caller identity); never the caller's. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The abort reason of a call that ran out of time. */
@@ -33,9 +36,23 @@ export const TIMED_OUT = new Error('upstream timed out');
 /** A JSON answer of any status (parsed, and the text it was parsed from), or the failure that prevented one. */
 export type JsonAnswer = { readonly status: number; readonly body: unknown; readonly text: string } | UpstreamFailure;
 
+/** An answer of any status but 503 as bytes, with its headers, or the failure that prevented one. */
+export type RawAnswer = { readonly status: number; readonly headers: IncomingHttpHeaders; readonly bytes: Buffer } | UpstreamFailure;
+
 export interface JsonCaller {
   get(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer>;
+  /** The answer's bytes, unparsed, with `extraHeaders` added to the request (the caller's protocol). */
+  getRaw(pathAndQuery: string, ctx: CallContext, extraHeaders?: Readonly<Record<string, string>>): Promise<RawAnswer>;
   close(): Promise<void>;
+}
+
+/** A 2xx that is not JSON is unreadable; any other status a server error (the one rule for both paths). */
+export function parseAnswer(status: number, text: string): JsonAnswer {
+  try {
+    return { status, body: JSON.parse(text) as unknown, text };
+  } catch {
+    return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
+  }
 }
 
 export const isFailure = (answer: object): answer is UpstreamFailure => 'kind' in answer;
@@ -46,13 +63,14 @@ export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 type Body = Dispatcher.ResponseData['body'];
 
 /**
- * The body as text, or undefined when it is larger than MAX_ANSWER_BYTES. A declared length within
- * the cap is read in one go (undici's own `text()`); an undeclared one is counted chunk by chunk.
+ * The body as bytes, or undefined when it is larger than MAX_ANSWER_BYTES. A declared length within
+ * the cap is read in one go (undici's own `arrayBuffer()`, no decoding); an undeclared one is
+ * counted chunk by chunk.
  */
-async function readCapped(body: Body, contentLength: string | string[] | undefined): Promise<string | undefined> {
+async function readCapped(body: Body, contentLength: string | string[] | undefined): Promise<Buffer | undefined> {
   const declared = typeof contentLength === 'string' ? Number(contentLength) : NaN;
   if (declared > MAX_ANSWER_BYTES) return discard(body);
-  if (declared >= 0) return body.text(); // undici fails the read if more arrives than declared
+  if (declared >= 0) return Buffer.from(await body.arrayBuffer()); // undici fails the read if more arrives than declared
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -60,7 +78,7 @@ async function readCapped(body: Body, contentLength: string | string[] | undefin
     if (size > MAX_ANSWER_BYTES) return discard(body);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /** Drops a body unread; undici reports the drop as an error event, which is expected here. */
@@ -90,27 +108,30 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
     connectTimeout: Math.min(timeoutMs, 5_000),
   });
 
-  async function call(pathAndQuery: string, ctx: CallContext): Promise<JsonAnswer> {
+  // The call's own headers (e.g. the caller's signed identity for insights), then the gateway's, which win.
+  const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId });
+
+  async function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
     const { signal } = ctx;
     const timer = setTimeout(() => signal.abort(TIMED_OUT), timeoutMs);
     const timedOut = (): boolean => signal.reason === TIMED_OUT;
     const callerLeft = (): boolean => signal.aborted && !timedOut();
     let status: number;
-    let retryAfter: string | string[] | undefined;
-    let text: string;
+    let answerHeaders: IncomingHttpHeaders;
+    let bytes: Buffer;
     try {
       const answer = await pool.request({
         path: prefix + pathAndQuery,
         method: 'GET',
-        headers: { accept: 'application/json', 'x-request-id': ctx.requestId },
+        headers,
         signal,
       });
       status = answer.statusCode;
-      retryAfter = answer.headers['retry-after'];
+      answerHeaders = answer.headers;
       try {
         const read = await readCapped(answer.body, answer.headers['content-length']);
         if (read === undefined) return { kind: 'unreadable' }; // over MAX_ANSWER_BYTES: never buffered whole
-        text = read;
+        bytes = read;
       } catch (err) {
         if (callerLeft()) return { kind: 'aborted' };
         if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
@@ -125,17 +146,21 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
     } finally {
       clearTimeout(timer);
     }
-    if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(retryAfter) };
-    try {
-      return { status, body: JSON.parse(text) as unknown, text };
-    } catch {
-      return status >= 200 && status < 300 ? { kind: 'unreadable' } : { kind: 'server_error', status };
-    }
+    if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(answerHeaders['retry-after']) };
+    return { status, headers: answerHeaders, bytes };
   }
 
   return {
     async get(pathAndQuery, ctx) {
-      const answer = await call(pathAndQuery, ctx);
+      const raw = await call(pathAndQuery, ctx, baseHeaders(ctx));
+      const answer = isFailure(raw) ? raw : parseAnswer(raw.status, raw.bytes.toString('utf8'));
+      if (onFailure && isFailure(answer)) onFailure(answer);
+      return answer;
+    },
+    async getRaw(pathAndQuery, ctx, extraHeaders) {
+      const headers = baseHeaders(ctx);
+      if (extraHeaders) Object.assign(headers, extraHeaders);
+      const answer = await call(pathAndQuery, ctx, headers);
       if (onFailure && isFailure(answer)) onFailure(answer);
       return answer;
     },

@@ -1,5 +1,6 @@
-import { createJsonCaller, isFailure, type CallContext, type FailureObserver } from './json-caller';
+import { createJsonCaller, isFailure, parseAnswer, type CallContext, type FailureObserver, type JsonAnswer } from './json-caller';
 import type { UpstreamFailure } from './outcome';
+import { checkPageBytes } from './page-bytes';
 import { isPrivateField, passThroughItems } from './page-json';
 
 export type { CallContext };
@@ -15,8 +16,22 @@ export interface PageRequest {
   readonly after?: string;
 }
 
-/** A page: its published listings as a JSON array text (ready to send), and where the next page starts. */
-export type PageResult = { readonly kind: 'page'; readonly itemsJson: string; readonly nextAfter: string | null } | UpstreamFailure;
+/**
+ * A page: its published listings as the bytes of a JSON array (ready to send: the store's own bytes
+ * when they are provably clean, else the cleaned listings serialised), and where the next page starts.
+ */
+export type PageResult = { readonly kind: 'page'; readonly items: Buffer; readonly nextAfter: string | null } | UpstreamFailure;
+
+/**
+ * The page format the gateway asks for (README, "Listing store contract"): request header
+ * `X-Page-Format: public-array`; a store that speaks it answers with the same header, the JSON array
+ * of the page's listings as its body and the next position in `X-Next-After` (absent on the last
+ * page). A store that does not answers `{items, next_after}` as before, and that is read as before.
+ */
+export const PAGE_FORMAT_REQUEST = Object.freeze({ 'x-page-format': 'public-array' });
+const PUBLIC_ARRAY = 'public-array';
+/** A position in `X-Next-After`: visible ASCII, as a header carries it unchanged. */
+const HEADER_POSITION = /^[\x21-\x7e]{1,1024}$/;
 export type ItemResult = { readonly kind: 'item'; readonly item: Listing } | UpstreamFailure;
 
 export interface ListingsClient {
@@ -46,6 +61,9 @@ export function publicListing(item: Record<string, unknown>): Listing {
   return out as Listing;
 }
 
+/** Never a withdrawn listing, never a private field, whatever the store sends. */
+const cleanedItems = (items: readonly Listing[]): Buffer => Buffer.from(JSON.stringify(items.filter((item) => item.withdrawn !== true).map(publicListing)));
+
 const isListing = (v: unknown): v is Record<string, unknown> & { id: string; country: string } =>
   typeof v === 'object' && v !== null && typeof (v as Listing).id === 'string' && typeof (v as Listing).country === 'string';
 
@@ -56,6 +74,38 @@ const isListing = (v: unknown): v is Record<string, unknown> & { id: string; cou
  */
 export function createListingsClient(options: ListingsClientOptions): ListingsClient {
   const caller = createJsonCaller(options.baseUrl, options.timeoutMs, options.connections, options.onFailure);
+  /** Parses a body the raw call left unparsed, telling the failure observer of an unreadable one as `get` does. */
+  const parsed = (status: number, bytes: Buffer): JsonAnswer => {
+    const answer = parseAnswer(status, bytes.toString('utf8'));
+    if (isFailure(answer)) options.onFailure?.(answer);
+    return answer;
+  };
+
+  /** The public-array format: the bytes themselves when provably clean, else parsed and cleaned. */
+  function publicArrayPage(bytes: Buffer, nextHeader: string | string[] | undefined): PageResult {
+    if (nextHeader !== undefined && (typeof nextHeader !== 'string' || !HEADER_POSITION.test(nextHeader))) return { kind: 'unreadable' };
+    const nextAfter = nextHeader ?? null;
+    if (checkPageBytes(bytes) === 'clean') return { kind: 'page', items: bytes, nextAfter };
+    const answer = parsed(200, bytes);
+    if (isFailure(answer)) return answer;
+    if (!Array.isArray(answer.body)) return { kind: 'unreadable' };
+    for (const item of answer.body) if (!isListing(item)) return { kind: 'unreadable' };
+    return { kind: 'page', items: cleanedItems(answer.body as Listing[]), nextAfter };
+  }
+
+  /** The classic format `{items, next_after}`. */
+  function classicPage(answer: JsonAnswer): PageResult {
+    if (isFailure(answer)) return answer;
+    if (answer.status !== 200) return { kind: 'server_error', status: answer.status };
+    if (typeof answer.body !== 'object' || answer.body === null) return { kind: 'unreadable' };
+    const body = answer.body as { items?: unknown; next_after?: unknown };
+    if (!Array.isArray(body.items) || !(typeof body.next_after === 'string' || body.next_after === null)) return { kind: 'unreadable' };
+    for (const item of body.items) if (!isListing(item)) return { kind: 'unreadable' };
+    const page = body as { items: Listing[]; next_after: string | null };
+    // The store's own text when it is provably the clean items array; else the cleaned items.
+    const raw = passThroughItems(answer.text, page);
+    return { kind: 'page', items: raw === undefined ? cleanedItems(page.items) : Buffer.from(raw), nextAfter: page.next_after };
+  }
 
   return {
     async listPage(request, ctx) {
@@ -63,19 +113,10 @@ export function createListingsClient(options: ListingsClientOptions): ListingsCl
       if (request.listingType) path += `&listing_type=${request.listingType}`;
       if (request.propertyType) path += `&property_type=${request.propertyType}`;
       if (request.after !== undefined) path += `&after=${encodeURIComponent(request.after)}`;
-      const answer = await caller.get(path, ctx);
+      const answer = await caller.getRaw(path, ctx, PAGE_FORMAT_REQUEST);
       if (isFailure(answer)) return answer;
-      if (answer.status !== 200) return { kind: 'server_error', status: answer.status };
-      if (typeof answer.body !== 'object' || answer.body === null) return { kind: 'unreadable' };
-      const body = answer.body as { items?: unknown; next_after?: unknown };
-      if (!Array.isArray(body.items) || !(typeof body.next_after === 'string' || body.next_after === null)) return { kind: 'unreadable' };
-      for (const item of body.items) if (!isListing(item)) return { kind: 'unreadable' };
-      const page = body as { items: Listing[]; next_after: string | null };
-      // The store's own text when it is provably the clean items array; else the cleaned items.
-      const itemsJson =
-        passThroughItems(answer.text, page) ??
-        JSON.stringify(page.items.filter((item) => item.withdrawn !== true).map(publicListing)); // never a withdrawn listing, whatever the store sends
-      return { kind: 'page', itemsJson, nextAfter: page.next_after };
+      if (answer.status === 200 && answer.headers['x-page-format'] === PUBLIC_ARRAY) return publicArrayPage(answer.bytes, answer.headers['x-next-after']);
+      return classicPage(parsed(answer.status, answer.bytes));
     },
 
     async getListing(country, id, ctx) {

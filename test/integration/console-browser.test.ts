@@ -295,6 +295,31 @@ describe('an admin in the console', () => {
     await expect(page.getByRole('alert').innerText()).resolves.toContain('since');
   });
 
+  test('the monthly report shows each key\'s accepted requests, and downloads as CSV', async () => {
+    const monthUsed = (await adminApi('GET', '/admin/keys/browser-key/usage')).windows.find((w: { window: string }) => w.window === 'month').used as number;
+    let accepted = -1;
+    for (let i = 0; i < 100 && accepted !== monthUsed; i++) {
+      await page.goto(`${adminUrl}/console/keys`);
+      await page.getByRole('link', { name: 'Monthly report' }).click();
+      accepted = Number(await page.locator('#monthly-report tr[data-key-id="browser-key"] td[data-accepted]').getAttribute('data-accepted').catch(() => '-1'));
+      if (accepted !== monthUsed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(accepted).toBe(monthUsed);
+    await checkAccessibility(page, 'monthly report');
+    const csv = await page.request.get(`${adminUrl}/console/reports/monthly.csv?month=${new Date().toISOString().slice(0, 7)}`);
+    expect(csv.status()).toBe(200);
+    expect(csv.headers()['content-type']).toMatch(/^text\/csv/);
+    const lines = (await csv.text()).trim().split('\r\n');
+    expect(lines[0]).toMatch(/^key_id,accepted,/);
+    const header = lines[0]!.split(',');
+    const row = lines.find((l) => l.startsWith('browser-key,'))!.split(',');
+    expect(row[1]).toBe(String(monthUsed));
+    // Polling for the pause on both gateways met key_paused at least once on each.
+    expect(Number(row[header.indexOf('refused_key_paused')])).toBeGreaterThanOrEqual(2);
+    await page.goto(`${adminUrl}/console/reports/monthly?month=2026-13`);
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('month');
+  });
+
   test('sign-out ends the session: the old cookie no longer opens a page or posts', async () => {
     const [cookie] = await context.cookies(`${adminUrl}/console/keys`);
     const csrf = await page.locator('header form input[name="_csrf"]').getAttribute('value');

@@ -52,7 +52,7 @@ beforeAll(async () => {
   const listings = {
     async listPage() {
       if (fault === 'page-throws') boom();
-      return { kind: 'page', itemsJson: JSON.stringify([{ id: 'a-1', country: 'GB', listing_type: 'sale', property_type: 'house' }]), nextAfter: 'a-1' };
+      return { kind: 'page', items: Buffer.from(JSON.stringify([{ id: 'a-1', country: 'GB', listing_type: 'sale', property_type: 'house' }])), nextAfter: 'a-1' };
     },
     async getListing() {
       if (fault === 'item-rejects') await Promise.reject(new RangeError(INTERNAL));

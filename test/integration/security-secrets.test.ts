@@ -95,7 +95,8 @@ function expectNoSecrets(a: Answer): void {
 }
 
 describe('requests to the upstreams carry the gateway\'s own headers only', () => {
-  const ALLOWED = ['accept', 'connection', 'host', 'x-request-id'];
+  // x-page-format: the page format the gateway asks a listing store for (its own header, a fixed value).
+  const ALLOWED = ['accept', 'connection', 'host', 'x-page-format', 'x-request-id'];
   const SENT: Record<string, string> = {
     connection: 'keep-alive, x-hop-secret, keep-alive',
     'x-hop-secret': 'hop-by-hop-value',
@@ -127,8 +128,12 @@ describe('requests to the upstreams carry the gateway\'s own headers only', () =
     expectKeyedSuccess(a);
     const [upstream, ...more] = stub.byRequestId(id);
     expect(more).toEqual([]);
-    expect(Object.keys(upstream!.headers).sort()).toEqual(ALLOWED.filter((h) => h in upstream!.headers));
+    // Insights also gets the gateway's signed caller identity (security-insights-identity.test.ts).
+    const allowed = path.startsWith('/v1/insights') ? [...ALLOWED, 'x-listings-caller', 'x-listings-caller-signature'].sort() : ALLOWED;
+    expect(Object.keys(upstream!.headers).sort()).toEqual(allowed.filter((h) => h in upstream!.headers));
+    if (path.startsWith('/v1/insights')) expect(upstream!.headers['x-listings-caller-signature']).toMatch(/^v1=/);
     expect(upstream!.headers.connection ?? 'keep-alive').toBe('keep-alive');
+    expect(upstream!.headers['x-page-format'] ?? 'public-array').toBe('public-array');
     const everything = `${upstream!.url}\n${upstream!.rawHeaders.join('\n')}`;
     for (const v of [...ALL_VALUES, ...Object.values(SENT).filter((s) => s !== 'keep-alive' && s !== 'http' && s !== 'trailers')]) expect(everything).not.toContain(v);
   });

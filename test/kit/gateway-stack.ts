@@ -135,9 +135,15 @@ export const DEFAULT_TIERS: Record<Tier, TierLimits> = {
   advanced: { per_minute: 1000, per_day: 100_000, per_month: 1_000_000 },
 };
 
+/**
+ * The unauthenticated budget of the kit's gateways: the suites send floods of unknown keys from
+ * one address on purpose, and expect 401s; the budget's own suite sets a small one.
+ */
+export const KIT_REFUSED_AUTH_PER_MINUTE = 1_000_000;
+
 /** Writes a temp gateway config (tier defaults) and returns its path. */
-export function writeGatewayConfig(tiers: Record<Tier, TierLimits> = DEFAULT_TIERS, dir = makeTempDir()): string {
-  return writeTempFile('gateway.yaml', stringify({ tiers }), dir);
+export function writeGatewayConfig(tiers: Record<Tier, TierLimits> = DEFAULT_TIERS, dir = makeTempDir(), refusedAuthPerMinute = KIT_REFUSED_AUTH_PER_MINUTE): string {
+  return writeTempFile('gateway.yaml', stringify({ tiers, refused_authentication: { per_address_per_minute: refusedAuthPerMinute } }), dir);
 }
 
 /** Writes listings as a JSON array (or NDJSON) and returns the path. */
@@ -145,6 +151,9 @@ export function writeListingsFile(listings: readonly unknown[], format: 'json' |
   const text = format === 'json' ? JSON.stringify(listings) : listings.map((l) => JSON.stringify(l)).join('\n') + '\n';
   return writeTempFile(format === 'json' ? 'listings.json' : 'listings.ndjson', text, dir);
 }
+
+/** The kit gateways' INSIGHTS_IDENTITY_SECRET (required when a suite configures insights). */
+export const KIT_INSIGHTS_SECRET = randomBytes(32).toString('base64url');
 
 /** base64url of 32 random bytes: a valid CURSOR_SECRET. */
 export const cursorSecret = (): string => randomBytes(32).toString('base64url');
@@ -184,6 +193,7 @@ export async function startGateway(o: GatewayOptions): Promise<Proc> {
       KEYS_FILE: o.keysFile,
       GATEWAY_CONFIG: o.gatewayConfig,
       CURSOR_SECRET: o.cursorSecret ?? cursorSecret(),
+      INSIGHTS_IDENTITY_SECRET: KIT_INSIGHTS_SECRET,
       LOG_LEVEL: 'info',
       ...o.env,
     }),
@@ -224,6 +234,7 @@ export function gatewayEnv(keysFile: string, gatewayConfig: string, extra: Recor
     KEYS_FILE: keysFile,
     GATEWAY_CONFIG: gatewayConfig,
     CURSOR_SECRET: cursorSecret(),
+    INSIGHTS_IDENTITY_SECRET: KIT_INSIGHTS_SECRET,
     LOG_LEVEL: 'info',
     ...extra,
   };
@@ -240,6 +251,8 @@ export interface StackOptions {
   /** How the listings file is written (the data service reads both). */
   listingsFormat?: 'json' | 'ndjson';
   tiers?: Record<Tier, TierLimits>;
+  /** The gateways' unauthenticated budget (default: KIT_REFUSED_AUTH_PER_MINUTE); null: none in the file (the gateway's default). */
+  refusedAuthPerMinute?: number | null;
   /** One entry per gateway to start (default: one gateway with no extra environment). */
   gateways?: Array<Record<string, string>>;
   cursorSecret?: string;
@@ -292,7 +305,10 @@ export class Stack {
   async start(): Promise<this> {
     const dir = (this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-it-stack-')));
     this.keysFile = writeKeysFile(this.options.keys, dir);
-    this.gatewayConfig = writeGatewayConfig(this.options.tiers, dir);
+    this.gatewayConfig =
+      this.options.refusedAuthPerMinute === null
+        ? writeTempFile('gateway.yaml', stringify({ tiers: this.options.tiers ?? DEFAULT_TIERS }), dir)
+        : writeGatewayConfig(this.options.tiers, dir, this.options.refusedAuthPerMinute);
     if (this.options.backendUrl) {
       this.backendUrl = this.options.backendUrl;
     } else {

@@ -57,6 +57,20 @@ beforeAll(async () => ({ server, url, lines } = await listen(new ListingIndex(li
 afterAll(() => close(server));
 
 describe('GET /internal/v1/listings', () => {
+  it('answers the public-array format when asked: the items alone, the next position in X-Next-After', async () => {
+    const asked = { headers: { 'x-page-format': 'public-array' } };
+    const classic = await get(`${url}/internal/v1/listings?country=GB&limit=10`);
+    const first = await get(`${url}/internal/v1/listings?country=GB&limit=10`, asked);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-page-format')).toBe('public-array');
+    expect(first.text).toBe(JSON.stringify(classic.body.items));
+    expect(first.headers.get('x-next-after')).toBe(classic.body.next_after);
+    const last = await get(`${url}/internal/v1/listings?country=GB&limit=1000`, asked);
+    expect(last.body.map((l: { id: string }) => l.id)).toEqual(published);
+    expect(last.headers.get('x-next-after')).toBeNull(); // the last page
+    expect(last.text).not.toContain('withdrawn');
+  });
+
   it('answers the first page with the default limit of 20', async () => {
     const { status, body, headers, text } = await get(`${url}/internal/v1/listings?country=GB`);
     expect(status).toBe(200);

@@ -18,6 +18,7 @@ export function layout(title: string, ctx: PageContext, content: SafeHtml): stri
     ? html`<nav aria-label="Console">
         <a href="/console/keys">Keys</a>
         <a href="/console/audit">Audit log</a>
+        <a href="/console/reports/monthly">Monthly report</a>
       </nav>
       <span class="who">${ctx.operator.name} (${ctx.operator.role})</span>
       <form method="post" action="/console/sign-out">${csrfField(ctx)}<button type="submit" class="secondary">Sign out</button></form>`

@@ -1,0 +1,93 @@
+/**
+ * Finding 6 of the second security round: unauthenticated traffic is budgeted per address
+ * (gateway/policies/refused-auth-budget.ts). Each 401 an address causes is charged to it for the UTC
+ * minute; past the budget its requests get 429 `rate_limited` (Retry-After, `RateLimit-Policy:
+ * "address";q=N;w=60`) before any key look-up, so a flood of unknown keys stops costing Redis GETs.
+ * On by default (60 per address and minute), configurable in gateway.yaml.
+ */
+import Redis from 'ioredis';
+import { stringify } from 'yaml';
+import {
+  awayFromMinuteEdge, DEFAULT_TIERS, expectError, gatewayEnv, makeTempDir, randomKeyValue, removeTempDirs, runToExit, send, startGateway, startStack,
+  writeGatewayConfig, writeKeysFile, writeTempFile, type KeySpec, type Proc, type Stack,
+} from '../kit/gateway-stack';
+import { keyProvisioner } from '../kit/redis-keys';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
+
+const KEY: KeySpec = { id: 'budget', value: randomKeyValue('budget'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' };
+
+afterAll(() => removeTempDirs());
+
+describe('on by default', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ keys: [KEY], refusedAuthPerMinute: null });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('with no setting, the 61st refused authentication of an address in a minute is 429 rate_limited', async () => {
+    await awayFromMinuteEdge(15_000);
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++) statuses.push((await send(stack.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('unknown') } })).status);
+    expect(statuses.slice(0, 60)).toEqual(Array(60).fill(401));
+    const over = await send(stack.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('unknown') } });
+    expectError(over, 'rate_limited');
+    expect(over.headers['ratelimit-policy']).toBe('"address";q=60;w=60');
+    expect(over.headers.ratelimit).toMatch(/^"address";r=0;t=\d+$/);
+    // Another address has its own budget.
+    expectError(await send(stack.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('unknown') }, localAddress: '127.0.0.2' }), 'unauthenticated');
+    // Paths and methods are still checked first: 404 and 405 are not budgeted.
+    expectError(await send(stack.url, '/v1/nothing', { headers: { 'x-api-key': randomKeyValue('unknown') } }), 'not_found');
+    expect((await send(stack.url, '/v1/openapi.json')).status).toBe(200);
+  });
+});
+
+describe('configured, against the Redis key store', () => {
+  let redisServer: RedisServer;
+  let proxy: TcpProxy;
+  let gateway: Proc;
+  let value: string;
+  beforeAll(async () => {
+    redisServer = await startRedis();
+    proxy = await startTcpProxy(redisServer.port, { resp: true });
+    const dir = makeTempDir();
+    const config = writeGatewayConfig(undefined, dir, 5);
+    const direct = new Redis(redisServer.url);
+    value = await keyProvisioner(direct, config)('budget-redis');
+    direct.disconnect();
+    gateway = await startGateway({ backendUrl: 'http://127.0.0.1:9', keysFile: writeKeysFile([], dir), gatewayConfig: config, env: { REDIS_URL: `redis://${proxy.address}`, KEY_STORE: 'redis' } });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.stop();
+    await proxy?.close();
+    await redisServer?.stop();
+  });
+
+  test('50 unknown keys from one address: 5 refused 401 (5 look-ups), then 429 with no look-up', async () => {
+    await awayFromMinuteEdge(15_000);
+    // A valid key first: its look-up is not charged, and it is cached.
+    expect((await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } })).status).toBe(200);
+    const lookupsBefore = proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 50; i++) statuses.push((await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('flood') } })).status);
+    const lookups = proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length - lookupsBefore;
+    process.stdout.write(`finding 6: 50 unknown keys from one address, budget 5: ${statuses.filter((s) => s === 401).length} × 401, ${statuses.filter((s) => s === 429).length} × 429, ${lookups} key look-ups in Redis\n`);
+    expect(statuses).toEqual([...Array(5).fill(401), ...Array(45).fill(429)]);
+    expect(lookups).toBe(5);
+    // A missing key counts as a refusal too; the address is over budget for the rest of the minute,
+    // for any key (documented: an address that floods unknown keys is slowed as a whole).
+    expectError(await send(gateway.url, '/v1/ping'), 'rate_limited');
+    expectError(await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } }), 'rate_limited');
+  });
+});
+
+test('a bad budget in gateway.yaml stops start-up with one line naming the field', async () => {
+  const dir = makeTempDir();
+  const config = writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS, refused_authentication: { per_address_per_minute: -1 } }), dir);
+  const r = await runToExit('gateway/main.js', gatewayEnv(writeKeysFile([KEY], dir), config));
+  expect(r.code).toBe(1);
+  expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/gateway\.yaml.*refused_authentication\.per_address_per_minute/)]);
+});

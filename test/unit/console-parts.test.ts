@@ -1,0 +1,58 @@
+import { createMemoryAuditLog } from '../../gateway/audit/memory-audit-log';
+import { diffRecords } from '../../gateway/audit/audit-entry';
+import { html, raw } from '../../gateway/console/html';
+import { createMemorySessionStore, csrfMatches } from '../../gateway/console/sessions';
+
+describe('html', () => {
+  it('escapes every value unless it is itself html', () => {
+    const id = `"><script>alert('x')</script>&`;
+    expect(html`<a title="${id}">${id}</a>${html`<b>${id}</b>`}${raw('<i>ok</i>')}`.text).toBe(
+      '<a title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;</a>'
+      + '<b>&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;</b><i>ok</i>',
+    );
+    expect(html`${[1, 'a<', null, undefined, false]}`.text).toBe('1a&lt;');
+  });
+});
+
+describe('console sessions', () => {
+  it('expire after their lifetime, end on demand, and check CSRF tokens exactly', () => {
+    let now = 1_000_000;
+    const store = createMemorySessionStore(60_000, () => now);
+    const s = store.create('ada', Buffer.alloc(32));
+    expect(s.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(store.get(s.id)).toBe(s);
+    expect(csrfMatches(s, s.csrf)).toBe(true);
+    expect(csrfMatches(s, `${s.csrf}x`)).toBe(false);
+    expect(csrfMatches(s, undefined)).toBe(false);
+    expect(csrfMatches(s, [s.csrf])).toBe(false);
+    now += 60_000;
+    expect(store.get(s.id)).toBeUndefined();
+    const t = store.create('ada', Buffer.alloc(32));
+    store.end(t.id);
+    expect(store.get(t.id)).toBeUndefined();
+  });
+});
+
+describe('the in-memory audit log (the Redis stream\'s twin)', () => {
+  const actor = { name: 'amy', channel: 'keys_file' } as const;
+  it('pages newest first with next_cursor, filters by key, and caps its size', async () => {
+    const log = createMemoryAuditLog(5);
+    for (let i = 0; i < 7; i++) log.append(actor, 'file_change', i % 2 ? 'odd' : 'even', { n: { before: i, after: i + 1 } });
+    expect(log.size).toBe(5);
+    const first = await log.read({ limit: 2 });
+    expect(first.entries.map((e) => e.changes.n!.before)).toEqual([6, 5]);
+    const second = await log.read({ limit: 2, cursor: first.next_cursor! });
+    expect(second.entries.map((e) => e.changes.n!.before)).toEqual([4, 3]);
+    const third = await log.read({ limit: 2, cursor: second.next_cursor! });
+    expect(third).toMatchObject({ entries: [{ changes: { n: { before: 2 } } }], next_cursor: null });
+    expect((await log.read({ limit: 10, keyId: 'odd' })).entries.map((e) => e.changes.n!.before)).toEqual([5, 3]);
+    expect((await log.read({ limit: 10, sinceMs: Date.now() + 60_000 })).entries).toEqual([]);
+    await expect(log.read({ limit: 2, cursor: 'garbage!' })).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'cursor' } });
+  });
+
+  it('diffs never carry a hash, and show a roll as a time', () => {
+    const before = { id: 'k', key_sha256: 'a'.repeat(64), tier: 'standard', created_at: 'x', updated_at: 'y' };
+    const after = { ...before, key_sha256: 'b'.repeat(64), previous_key_sha256: 'a'.repeat(64), previous_expires_at: Date.UTC(2030, 0, 1), updated_at: 'z' };
+    expect(diffRecords(before, after)).toEqual({ previous_key_valid_until: { before: null, after: '2030-01-01T00:00:00.000Z' } });
+  });
+});
