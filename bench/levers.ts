@@ -31,6 +31,7 @@ import { RateLimiterRedis } from 'rate-limiter-flexible';
 import type { Limits } from '../gateway/config/gateway-config';
 import { createCursorCodec, cursorKeyId, filtersHash, type CursorFilters } from '../gateway/cursor/cursor-codec';
 import { createRedisCounters } from '../gateway/limits/redis-counters';
+import { singleRedis } from '../gateway/config/redis-env';
 import { parseAnswer } from '../gateway/upstream/json-caller';
 import { checkPageBytes } from '../gateway/upstream/page-bytes';
 import { passThroughItems } from '../gateway/upstream/page-json';
@@ -387,7 +388,7 @@ async function limitsLever(redisUrl: string, seconds: number): Promise<LeverResu
   // client each, so only the way of counting differs. A longer command timeout than production's
   // 500 ms: a stalled command on a busy 2-core machine must slow the figure, not abort the benchmark.
   const connect = async (): Promise<Redis> => {
-    const client = connectRedis(redisUrl, silent, 'lever', { commandTimeoutMs: 5000 });
+    const client = connectRedis(singleRedis(redisUrl, 5000), silent, 'lever') as Redis;
     clients.push(client);
     if (!(await whenReady(client, 5000))) throw new Error(`redis at ${redisUrl} not ready`);
     return client;

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type Redis from 'ioredis';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { createGateway } from './app';
@@ -17,10 +16,11 @@ import type { KeyStore } from './keys/key-record';
 import type { FileKey } from './keys/keys-file';
 import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
+import { redisKeys } from './keys/redis-layout';
 import type { Counters } from './limits/counters';
 import { createMemoryCounters } from './limits/memory-counters';
 import { createRedisCounters } from './limits/redis-counters';
-import { createResilientCounters } from './limits/resilient-counters';
+import { createResilientCounters, type ResilientCounters } from './limits/resilient-counters';
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
@@ -34,7 +34,10 @@ import { fileConsoleStore } from './console/file-console-store';
 import { redisConsoleStore } from './console/console-store';
 import { createMemorySessionStore } from './console/sessions';
 import { createOperatorRegistry, loadOperatorTokens, type OperatorTokenEntry } from './operators/operator-tokens';
-import { connectRedis, whenReady } from './redis/connect';
+import { connectRedis, type RedisClient } from './redis/connect';
+import { createRedisHealth } from './redis/health';
+import { checkAtStartup } from './redis/startup-check';
+import { createSubscriber, type Subscriber } from './redis/subscriber';
 import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
 import { createIdentitySigner } from './upstream/caller-identity';
@@ -100,24 +103,38 @@ async function main(): Promise<void> {
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
-  const metrics = createMetrics({ redis: env.REDIS_URL !== undefined });
-  const redisClients: Redis[] = [];
-  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): Redis => {
-    const client = connectRedis(env.REDIS_URL!, logger, role, { commandTimeoutMs, autoPipelining });
+  const metrics = createMetrics({ redis: env.redis !== undefined });
+  const topology = env.redis;
+  const health = topology ? createRedisHealth(topology, logger) : undefined;
+  const redisClients: Array<RedisClient | Subscriber> = [];
+  const connect = (role: string, autoPipelining = true, commandTimeoutMs = env.REDIS_COMMAND_TIMEOUT_MS): RedisClient => {
+    const client = connectRedis(topology!, logger, role, { commandTimeoutMs, autoPipelining, health: health! });
     redisClients.push(client);
     return client;
   };
 
   const memoryCounters = createMemoryCounters();
   let counters: Counters = memoryCounters;
-  let redis: Redis | undefined;
-  if (env.REDIS_URL) {
+  let sharedCounters: ResilientCounters | undefined;
+  let redis: RedisClient | undefined;
+  if (topology) {
     redis = connect('commands');
     redis.on('ready', () => metrics.redisUp.set(1));
     redis.on('close', () => metrics.redisUp.set(0));
     metrics.redisUp.set(0);
-    counters = createResilientCounters(createRedisCounters(redis), memoryCounters, redis, logger);
-    if (!(await whenReady(redis, REDIS_STARTUP_WAIT_MS))) logger.warn('redis not reachable at start-up: counting per instance until it is');
+    // Only a cluster client retries a command internally before writing it (deadline.ts): elsewhere
+    // the client's own command timeout already bounds every call.
+    const deadlineMs = topology.kind === 'cluster' ? env.REDIS_COMMAND_TIMEOUT_MS : undefined;
+    const redisCounters = createRedisCounters(redis, deadlineMs ? { deadlineMs } : {});
+    counters = sharedCounters = createResilientCounters(redisCounters, memoryCounters, redis, logger, health!);
+    const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
+    const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [redis!.get(redisKeys.ids)] : [])]);
+    const outcome = await checkAtStartup(redis, topology, health!, probe, REDIS_STARTUP_WAIT_MS);
+    if (outcome.kind === 'refused') {
+      process.stderr.write(`config error: environment variable ${outcome.line}\n`);
+      process.exit(1);
+    }
+    if (outcome.kind === 'away') logger.warn('redis not reachable at start-up: counting per instance until it is');
   }
   let fileStore: FileKeyStore | undefined;
   let redisStore: RedisKeyStore | undefined;
@@ -125,8 +142,13 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
-    keyStore = redisStore = createRedisKeyStore(redis!, connect('key-changes'), gatewayConfig, logger, {
+    const subscriber = createSubscriber(topology!, redis!, logger, health!);
+    redisClients.push(subscriber);
+    keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
+      onError: (err) => health!.report(err),
+      // Two reads (pointer, record), each bounded by the command timeout.
+      ...(topology!.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
     });
   }
 
@@ -211,8 +233,12 @@ async function main(): Promise<void> {
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   // A worker's listening line is its own; the primary says "listening" once every worker does.
-  listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' });
-  const readinessSources = { keysReady: () => (redis && redisStore ? redis.status === 'ready' : true), stores, ...(redis ? { redis } : {}) };
+  listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
+  const readinessSources = {
+    keysReady: () => (redis && redisStore ? redis.status === 'ready' : true),
+    stores,
+    ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
+  };
   if (isWorker()) {
     // The primary owns the ops listener: it asks this worker for its metrics and readiness.
     server.once('listening', () => announceListening((server.address() as AddressInfo).port));
@@ -250,7 +276,7 @@ async function main(): Promise<void> {
           },
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
-      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${new URL(env.REDIS_URL!).host}`, usageViews);
+      const store = redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews);
       adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.

@@ -9,10 +9,12 @@ import { isLimitValue, loadGatewayConfig, MAX_LIMIT } from '../gateway/config/ga
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
-import { connectRedis, whenReady } from '../gateway/redis/connect';
+import { connectRedis, type RedisClient } from '../gateway/redis/connect';
+import { createRedisHealth } from '../gateway/redis/health';
+import { checkAtStartup } from '../gateway/redis/startup-check';
+import { redisKeys } from '../gateway/keys/redis-layout';
 import { createRedisUsageStore } from '../gateway/usage/redis-usage-store';
 import { monthReport, UsageArgumentError, usageTable } from '../gateway/usage/usage-cli';
-import type Redis from 'ioredis';
 import pino from 'pino';
 
 const USAGE = `usage: npm run --silent keys -- <command>
@@ -28,7 +30,8 @@ const USAGE = `usage: npm run --silent keys -- <command>
                       the audit log, newest first (who changed what, before → after)
   generate            a new key value and its hash, for a keys file (no store needed)
   hash                the SHA-256 of a key value read from stdin (no store needed)
-Store commands use the Redis key store at REDIS_URL (KEY_STORE=redis).`;
+Store commands use the Redis key store (KEY_STORE=redis) at REDIS_URL, REDIS_CLUSTER_NODES or
+REDIS_SENTINELS + REDIS_SENTINEL_MASTER, with the gateway's credential and TLS variables.`;
 
 class UsageError extends Error {}
 
@@ -68,7 +71,7 @@ function recordFields(values: Record<string, string | undefined>): Record<string
 
 const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-async function runStoreCommand(admin: KeyAdmin, redis: Redis, command: string, args: string[], values: Record<string, string | boolean | undefined>): Promise<void> {
+async function runStoreCommand(admin: KeyAdmin, redis: RedisClient, command: string, args: string[], values: Record<string, string | boolean | undefined>): Promise<void> {
   const strings = Object.fromEntries(Object.entries(values).filter(([, v]) => typeof v === 'string')) as Record<string, string | undefined>;
   const needId = (): string => {
     if (!args[0]) throw new UsageError(`${command} needs a key id`);
@@ -152,11 +155,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const env = parseEnv();
-  if (!env.REDIS_URL) throw new UsageError('REDIS_URL is not set: store commands work on the Redis key store (KEY_STORE=redis)');
+  const topology = env.redis;
+  if (!topology) throw new UsageError('no Redis is set (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS): store commands work on the Redis key store (KEY_STORE=redis)');
   const config = loadGatewayConfig(env.GATEWAY_CONFIG);
-  const redis = connectRedis(env.REDIS_URL, pino({ level: 'silent' }), 'cli', { commandTimeoutMs: 5000, autoPipelining: false });
+  const silent = pino({ level: 'silent' });
+  const health = createRedisHealth(topology, silent);
+  const redis = connectRedis(topology, silent, 'cli', { commandTimeoutMs: 5000, autoPipelining: false, health });
   try {
-    if (!(await whenReady(redis, 5000))) throw new UsageError(`cannot reach Redis at ${new URL(env.REDIS_URL).host}`);
+    const outcome = await checkAtStartup(redis, topology, health, () => redis.smembers(redisKeys.ids), 5000);
+    if (outcome.kind === 'refused') throw new UsageError(`environment variable ${outcome.line}`);
+    if (outcome.kind === 'away') throw new UsageError(`cannot reach Redis at ${topology.where}`);
     const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS });
     // The CLI has no token: its changes are recorded as the OS user on this host.
     const actor = { name: `cli:${os.userInfo().username}@${os.hostname()}`, channel: 'cli' } as const;

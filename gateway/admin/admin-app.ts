@@ -88,7 +88,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
       apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
     } else {
       logger.error({ err }, 'admin request failed');
-      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable/.test(String((err as Error)?.message))
+      // Redis away, or refusing this configuration (logged above): the caller may retry later, not a bug.
+      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable|^(NOPERM|MOVED|CROSSSLOT|NOAUTH|WRONGPASS|CLUSTERDOWN|TRYAGAIN|READONLY)\b/.test(String((err as Error)?.message))
         ? new ApiError('service_unavailable', {}, 1)
         : new ApiError('internal_error');
     }

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { ChainableCommander } from 'ioredis';
 import type { Actor, Channel } from './actor';
 import type { AuditAction, AuditEntry, FieldChange } from './audit-entry';
@@ -49,7 +49,7 @@ function parse(id: string, flat: string[]): AuditEntry {
  * by age (XTRIM MINID ~), both approximate so trimming stays O(1) per write. The entry's time is
  * the stream id's (Redis's clock), so every writer (CLI, each gateway) orders on one clock.
  */
-export function createRedisAuditLog(redis: Redis, streamKey: string, retention: AuditRetention = DEFAULT_AUDIT_RETENTION): RedisAuditLog {
+export function createRedisAuditLog(redis: RedisClient, streamKey: string, retention: AuditRetention = DEFAULT_AUDIT_RETENTION): RedisAuditLog {
   return {
     append(tx, actor, action, keyId, changes) {
       tx.xadd(streamKey, 'MAXLEN', '~', String(retention.maxEntries), '*',

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseRedisTopology, type RedisTopology } from './redis-env';
 
 const port = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).default(fallback);
@@ -16,7 +17,15 @@ const EnvSchema = z.object({
   BACKEND_URL: z.string().url().default('http://127.0.0.1:8081'),
   KEYS_FILE: z.string().min(1).default('config/keys.yaml'),
   GATEWAY_CONFIG: z.string().min(1).default('config/gateway.yaml'),
-  REDIS_URL: z.string().url().optional(),
+  /** The shared Redis (CONTRACT part 6): at most one topology; checked by parseRedisTopology. */
+  REDIS_URL: z.string().optional(),
+  REDIS_CLUSTER_NODES: z.string().optional(),
+  REDIS_SENTINELS: z.string().optional(),
+  REDIS_SENTINEL_MASTER: z.string().optional(),
+  REDIS_USERNAME: z.string().optional(),
+  REDIS_PASSWORD: z.string().optional(),
+  REDIS_TLS: z.string().optional(),
+  REDIS_TLS_CA_FILE: z.string().optional(),
   KEY_STORE: z.enum(['file', 'redis']).default('file'),
   CURSOR_SECRET: base64url32.optional(),
   /** Comma-separated secrets still accepted for decryption while cursors issued under them live. */
@@ -80,16 +89,19 @@ const EnvSchema = z.object({
     }),
 });
 
-export type Env = z.infer<typeof EnvSchema>;
+export type Env = z.infer<typeof EnvSchema> & {
+  /** The shared Redis the variables chose; undefined: counters in memory and no Redis key store. */
+  readonly redis?: RedisTopology;
+};
 
 /** Combinations that each variable alone cannot judge. */
 function checkCombinations(env: Env): void {
-  if (env.KEY_STORE === 'redis' && !env.REDIS_URL) {
-    throw new ConfigError('environment variable KEY_STORE: "redis" needs REDIS_URL');
+  if (env.KEY_STORE === 'redis' && !env.redis) {
+    throw new ConfigError('environment variable KEY_STORE: "redis" needs a Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
   }
-  if (env.GATEWAY_WORKERS !== 1 && !env.REDIS_URL) {
+  if (env.GATEWAY_WORKERS !== 1 && !env.redis) {
     // Checked for `auto` too, whatever the core count: a configuration valid on one machine only is a trap.
-    throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (set REDIS_URL)');
+    throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
   }
   // ADMIN_TOKEN / ADMIN_TOKENS_FILE with the keys file: the admin listener serves the console alone,
   // read-only (the admin API manages the Redis key store).
@@ -104,6 +116,8 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
   }
-  checkCombinations(parsed.data);
-  return Object.freeze(parsed.data);
+  const redis = parseRedisTopology(parsed.data);
+  const env: Env = { ...parsed.data, ...(redis ? { redis } : {}) };
+  checkCombinations(env);
+  return Object.freeze(env);
 }

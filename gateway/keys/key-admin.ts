@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { LimitValueSchema, type GatewayConfig } from '../config/gateway-config';
@@ -10,6 +10,7 @@ import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
 import { generateKeyValue, sha256Hex } from './key-format';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
+import { createRecordWrites } from './record-writes';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -65,19 +66,33 @@ const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefi
 const nowIso = (): string => new Date().toISOString();
 
 /**
- * Key management over the Redis store, shared by the CLI, the admin API and the console. Every change
- * is one optimistic transaction (WATCH/MULTI) on the record and its hash pointers, carrying its audit
- * entry (so a change is recorded exactly once, whatever the channel), followed by a change message
- * naming the hashes involved, so every gateway drops them from its cache at once. The actor is the
- * one the channel set with `runAs` (gateway/audit/actor.ts).
+ * Key management over the Redis store, shared by the CLI, the admin API and the console, on any
+ * topology. Every change is a compare-and-set of the record with its hash pointers written around it
+ * in a safe order (record-writes.ts says why no transaction is needed: on a Redis Cluster the record,
+ * its pointers and the audit log live in different slots), then its audit entry, then a change
+ * message naming the hashes involved, so every gateway drops them from its cache at once. The actor
+ * is the one the channel set with `runAs` (gateway/audit/actor.ts).
  */
-export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logger?: Logger, auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION) {
+export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig, logger?: Logger, auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION) {
   let config = initialConfig;
   const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
-  /** Adds the audit entry of a change to its transaction; a change that changes nothing visible is not one. */
-  const record = (tx: ReturnType<Redis['multi']>, action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey): void => {
+  /**
+   * Appends the audit entry of a committed change (a change that changes nothing visible is not
+   * one). After the commit, not in one transaction with it: on a cluster the log is in another slot.
+   * So the entry is written at most once: a writer that dies, or a Redis that fails, between the
+   * commit and this loses the entry, which is logged as an error (never reported as a failed change:
+   * a retried roll would hand out a second value).
+   */
+  const audited = async (action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey): Promise<void> => {
     const changes = diffRecords(before, after);
-    if (Object.keys(changes).length || action === 'roll') audit.append(tx, currentActor(), action, id, changes);
+    if (!Object.keys(changes).length && action !== 'roll') return;
+    try {
+      const tx = redis.pipeline(); // both commands on the log's one key: one slot
+      audit.append(tx, currentActor(), action, id, changes);
+      await tx.exec();
+    } catch (err) {
+      logger?.error({ err: (err as Error).message, key_id: id, action }, 'key change stored but not written to the audit log');
+    }
   };
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
@@ -117,79 +132,40 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     }
   };
 
-  // WATCH belongs to the connection: this process runs one write at a time on it.
-  let writes: Promise<unknown> = Promise.resolve();
-  const serialised = <T>(work: () => Promise<T>): Promise<T> => {
-    const result = writes.then(work, work);
-    writes = result.catch(() => undefined);
-    return result;
-  };
+  const writes = createRecordWrites(redis);
 
-  /** Read, change, write under WATCH; retried when another process's writer got there first. */
-  const update = (id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> => serialised(() => updateNow(id, action, change));
-  async function updateNow(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
+  /** Read, change, compare-and-set; retried when another writer got there first. */
+  async function update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      await redis.watch(redisKeys.record(id));
-      const before = parseStoredKey(await redis.get(redisKeys.record(id)));
-      if (!before) {
-        await redis.unwatch();
-        throw unknownId(id);
-      }
-      let changed: StoredKey;
-      try {
-        changed = change(before);
-      } catch (err) {
-        await redis.unwatch();
-        throw err;
-      }
-      const after = { ...changed, updated_at: nowIso() };
-      const tx = redis.multi().set(redisKeys.record(id), JSON.stringify(after));
-      if (after.key_sha256 !== before.key_sha256) tx.set(redisKeys.byHash(after.key_sha256), id);
-      for (const hash of liveHashes(before, Date.now())) {
-        if (!liveHashes(after, Date.now()).includes(hash)) tx.del(redisKeys.byHash(hash));
-      }
-      if (after.previous_key_sha256 && after.previous_key_sha256 !== before.previous_key_sha256) {
-        tx.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at!);
-      }
-      record(tx, action, id, before, after);
-      if ((await tx.exec()) !== null) {
+      const json = await redis.get(redisKeys.record(id));
+      const before = parseStoredKey(json);
+      if (!before) throw unknownId(id);
+      const after = { ...change(before), updated_at: nowIso() };
+      if (await writes.commit({ stored: before, json }, after)) {
+        await audited(action, id, before, after);
         await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
         return after;
       }
     }
-    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
+    throw writes.concurrent();
   }
 
-  const insert = (entry: KeyEntry, allowReplace: boolean): Promise<void> => serialised(() => insertNow(entry, allowReplace));
   const insertAction = (allowReplace: boolean): AuditAction => (allowReplace ? 'import' : 'create');
-  /** Writes a whole record under WATCH of the record and its hash pointer, so processes cannot interleave. */
-  async function insertNow(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+  /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
+  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      await redis.watch(redisKeys.record(entry.id), redisKeys.byHash(entry.key_sha256));
-      if (await tryInsert(entry, allowReplace)) return;
-    }
-    throw new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
-  }
-
-  async function tryInsert(entry: KeyEntry, allowReplace: boolean): Promise<boolean> {
-    const existing = parseStoredKey(await redis.get(redisKeys.record(entry.id)));
-    const owner = await redis.get(redisKeys.byHash(entry.key_sha256));
-    if ((existing && !allowReplace) || (owner !== null && owner !== entry.id)) {
-      await redis.unwatch();
+      const json = await redis.get(redisKeys.record(entry.id));
+      const existing = parseStoredKey(json);
       if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
-      throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${entry.id}" is already used by another key.`);
+      const now = nowIso();
+      const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
+      if (await writes.commit({ ...(existing ? { stored: existing } : {}), json }, stored)) {
+        await audited(insertAction(allowReplace), entry.id, existing, stored);
+        await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
+        return;
+      }
     }
-    const now = nowIso();
-    const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
-    const tx = redis.multi();
-    tx.set(redisKeys.record(entry.id), JSON.stringify(stored));
-    tx.set(redisKeys.byHash(entry.key_sha256), entry.id);
-    tx.sadd(redisKeys.ids, entry.id);
-    if (existing) for (const hash of liveHashes(existing, Date.now())) if (hash !== entry.key_sha256) tx.del(redisKeys.byHash(hash));
-    record(tx, insertAction(allowReplace), entry.id, existing, stored);
-    if ((await tx.exec()) === null) return false; // another writer got there first: read again
-    await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-    return true;
+    throw writes.concurrent();
   }
 
   const overrides = (input: { per_minute?: number; per_day?: number; per_month?: number }, base: StoredKey['limits'] = {}) => {
@@ -212,7 +188,9 @@ export function createKeyAdmin(redis: Redis, initialConfig: GatewayConfig, logge
     async list(): Promise<KeyView[]> {
       const ids = (await redis.smembers(redisKeys.ids)).sort();
       if (!ids.length) return [];
-      const records = await redis.mget(ids.map(redisKeys.record));
+      // One GET per record (records live in different cluster slots, so no MGET), a bounded batch at a time.
+      const records: Array<string | null> = [];
+      for (let i = 0; i < ids.length; i += 100) records.push(...(await Promise.all(ids.slice(i, i + 100).map((id) => redis.get(redisKeys.record(id))))));
       return records.map(parseStoredKey).filter((s): s is StoredKey => s !== undefined).map(view);
     },
     show: async (id: string): Promise<KeyView> => view(await load(id)),

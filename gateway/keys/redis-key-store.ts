@@ -1,4 +1,6 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
+import { withDeadline } from '../redis/deadline';
+import type { Subscriber } from '../redis/subscriber';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { KeyLookup, KeyStore } from './key-record';
@@ -14,6 +16,10 @@ export interface RedisKeyStoreOptions {
   readonly maxEntries?: number;
   /** Told of every look-up: served from the cache, read from Redis, or served stale during an outage. */
   readonly onLookup?: (result: 'hit' | 'miss' | 'stale' | 'unavailable') => void;
+  /** Told of a failed read (so a refusal of this configuration is told from an outage). */
+  readonly onError?: (err: unknown) => void;
+  /** A look-up waits at most this long for Redis (then it is answered as during an outage). */
+  readonly deadlineMs?: number;
 }
 
 export interface RedisKeyStore extends KeyStore {
@@ -41,8 +47,8 @@ const UNSUBSCRIBED_TTL_MS = 500;
  * their TTL) and an uncached key is `unavailable` (503), never `not_found` (401).
  */
 export function createRedisKeyStore(
-  redis: Redis,
-  subscriber: Redis,
+  redis: RedisClient,
+  subscriber: Subscriber,
   initialConfig: GatewayConfig,
   logger: Logger,
   options: RedisKeyStoreOptions = {},
@@ -140,8 +146,11 @@ export function createRedisKeyStore(
       let pending = inflight.get(hash);
       if (!pending) {
         observe('miss');
-        pending = read(hash)
-          .catch(fallback)
+        pending = (options.deadlineMs ? withDeadline(read(hash), options.deadlineMs) : read(hash))
+          .catch((err: unknown) => {
+            options.onError?.(err);
+            return fallback();
+          })
           .finally(() => inflight.delete(hash));
         inflight.set(hash, pending);
       }

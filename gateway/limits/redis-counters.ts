@@ -1,4 +1,5 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
+import { withDeadline } from '../redis/deadline';
 import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 import { decide } from './decide';
@@ -49,21 +50,23 @@ export function counterKeys(keyId: string, w: Readonly<Record<WindowName, Window
 /**
  * Limit counters shared by every gateway instance, in Redis. One round trip per request (a Lua
  * script defined once with `defineCommand`, run by its SHA). Windows come from the gateway's clock,
- * which instances share through NTP. Throws when Redis fails: the resilient wrapper decides.
+ * which instances share through NTP. Throws when Redis fails: the resilient wrapper decides. With
+ * `deadlineMs`, no call waits longer than that, whatever the client does meanwhile (deadline.ts).
  */
-export function createRedisCounters(redis: Redis): Counters {
+export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: number } = {}): Counters {
   redis.defineCommand('lgwConsume', { numberOfKeys: 3, lua: CONSUME_SCRIPT });
   const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
 
   async function call(keyId: string, limits: Limits, nowMs: number, consume: boolean): Promise<LimitDecision> {
     const w = windowsAt(nowMs);
     const keys = counterKeys(keyId, w);
-    const [counted, minute, day, month] = await run(
+    const reply = run(
       keys.minute, keys.day, keys.month,
       limits.perMinute, limits.perDay, limits.perMonth,
       w.minute.reset + EXPIRY_SLACK_MS, w.day.reset + EXPIRY_SLACK_MS, w.month.reset + EXPIRY_SLACK_MS,
       consume ? '1' : '0',
     );
+    const [counted, minute, day, month] = await (options.deadlineMs ? withDeadline(reply, options.deadlineMs) : reply);
     return decide({ minute, day, month }, limits, nowMs, counted === 1, w);
   }
 

@@ -1,11 +1,15 @@
-import type Redis from 'ioredis';
+import type { CountingState } from '../limits/resilient-counters';
+import type { RedisClient } from '../redis/connect';
 import { CallSignal } from '../upstream/json-caller';
 import type { ListingStores } from '../upstream/listing-stores';
 
-export type CheckState = 'ok' | 'unavailable' | 'not_configured';
+/** `refused`: the dependency answers but refuses this instance's configuration (never ready then). */
+export type CheckState = 'ok' | 'unavailable' | 'not_configured' | 'refused';
 export interface Readiness {
   readonly ready: boolean;
   readonly checks: Record<string, CheckState | Record<string, CheckState>>;
+  /** Where requests are counted now, when Redis is used: `per_instance` while Redis is away. */
+  readonly counting?: CountingState;
 }
 
 /** How long one readiness probe waits for a data service. */
@@ -15,7 +19,10 @@ export interface ReadinessSources {
   /** True once the key store can answer (file loaded; Redis store connected). */
   readonly keysReady: () => boolean;
   readonly stores: ListingStores;
-  readonly redis?: Redis;
+  readonly redis?: RedisClient;
+  /** The one-line reason Redis refuses this instance's configuration, or undefined. */
+  readonly redisRefusal?: () => string | undefined;
+  readonly counting?: () => CountingState;
 }
 
 /**
@@ -41,11 +48,12 @@ export async function checkReadiness(sources: ReadinessSources): Promise<Readine
         () => false,
       )
     : undefined;
+  const refused = sources.redisRefusal?.() !== undefined;
   const checks: Readiness['checks'] = {
     keys: sources.keysReady() ? 'ok' : 'unavailable',
     data_services: Object.keys(stores).length ? stores : 'not_configured',
-    ...(sources.redis ? { redis: redisAnswers ? 'ok' : 'unavailable' } : {}),
+    ...(sources.redis ? { redis: refused ? 'refused' : redisAnswers ? 'ok' : 'unavailable' } : {}),
   };
-  const ready = checks.keys === 'ok' && Object.values(stores).every((s) => s === 'ok') && checks.redis !== 'unavailable';
-  return { ready, checks };
+  const ready = checks.keys === 'ok' && Object.values(stores).every((s) => s === 'ok') && checks.redis !== 'unavailable' && checks.redis !== 'refused';
+  return { ready, checks, ...(sources.counting ? { counting: sources.counting() } : {}) };
 }

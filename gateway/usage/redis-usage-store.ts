@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../redis/connect';
 import { addTo, emptyCounts, isRefusalCode, type UsageCounts, type UsageEntry, type UsageField, type UsageStore } from './usage-model';
 import { monthOfDay, monthStartPlus, monthsBetween } from './usage-dates';
 import { RETAIN_MONTHS } from './retention';
@@ -30,7 +30,7 @@ function readField(month: string, field: string, value: string, into: (day: stri
  * month began. Commands are sent one by one (ioredis pipelines them on the connection), which works
  * on a single node and on a cluster alike.
  */
-export function createRedisUsageStore(redis: Redis): UsageStore {
+export function createRedisUsageStore(redis: RedisClient): UsageStore {
   return {
     async add(entries: readonly UsageEntry[]) {
       const work: Promise<unknown>[] = [];

@@ -47,7 +47,7 @@ export function runPrimary(env: Env, logger: Logger): void {
   }
 
   supervisor.started.then(
-    (port) => logger.info({ port, host: env.HOST, workers: count, key_store: env.KEY_STORE, counters: env.REDIS_URL ? 'redis' : 'memory' }, 'listening'),
+    (port) => logger.info({ port, host: env.HOST, workers: count, key_store: env.KEY_STORE, counters: env.redis ? `redis ${env.redis.kind}` : 'memory' }, 'listening'),
     (code: number) => {
       // The worker that failed has printed the one line that says why.
       ops?.close();

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisClient } from '../../gateway/redis/connect';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { UNLIMITED } from './gateway-stack';
@@ -10,7 +10,7 @@ type LimitOverrides = { per_minute?: number; per_day?: number; per_month?: numbe
  * a Standard key for GB from 127.0.0.1, limits no test reaches unless given. Returns each new value
  * (and tells `onCreated`, e.g. to collect the values a leak check looks for).
  */
-export function keyProvisioner(redis: Redis, gatewayConfigFile: string, onCreated: (value: string) => void = () => undefined) {
+export function keyProvisioner(redis: RedisClient, gatewayConfigFile: string, onCreated: (value: string) => void = () => undefined) {
   const admin = createKeyAdmin(redis, loadGatewayConfig(gatewayConfigFile));
   return async (id: string, limits: LimitOverrides = {}): Promise<string> => {
     const { key } = await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', ...UNLIMITED, ...limits });

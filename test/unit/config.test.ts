@@ -46,6 +46,44 @@ describe('environment', () => {
   });
 });
 
+describe('Redis topology', () => {
+  it('chooses one Redis, a cluster or a sentinel-guarded master, with credentials and TLS', () => {
+    expect(parseEnv({ REDIS_URL: 'rediss://gw:s3cret@redis.example:6380/2' }).redis).toMatchObject({ kind: 'single', where: 'redis.example:6380', tls: {} });
+    expect(parseEnv({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001', REDIS_PASSWORD: 'p', REDIS_TLS: '1' }).redis).toMatchObject({
+      kind: 'cluster', nodes: [{ host: '10.0.0.1', port: 7000 }, { host: '10.0.0.2', port: 7001 }], password: 'p', tls: {},
+    });
+    expect(parseEnv({ REDIS_SENTINELS: '[::1]:26379,s2:26379', REDIS_SENTINEL_MASTER: 'main', REDIS_USERNAME: 'gw', REDIS_PASSWORD: 'p' }).redis).toMatchObject({
+      kind: 'sentinel', sentinels: [{ host: '::1', port: 26379 }, { host: 's2', port: 26379 }], masterName: 'main', username: 'gw',
+    });
+    expect(parseEnv({ REDIS_CLUSTER_NODES: '10.0.0.1:7000', KEY_STORE: 'redis' }).KEY_STORE).toBe('redis');
+    expect(parseEnv({}).redis).toBeUndefined();
+  });
+  it.each([
+    [{ REDIS_URL: 'redis://a:1', REDIS_CLUSTER_NODES: 'b:2' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'b:2', REDIS_SENTINELS: 'c:3', REDIS_SENTINEL_MASTER: 'm' }, 'REDIS_SENTINELS'],
+    [{ REDIS_URL: 'http://a:1' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL'],
+    [{ REDIS_URL: 'redis://a:1', REDIS_PASSWORD: 'p' }, 'REDIS_PASSWORD'],
+    [{ REDIS_URL: 'redis://a:1', REDIS_TLS: '1' }, 'REDIS_TLS'],
+    [{ REDIS_CLUSTER_NODES: 'a' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_CLUSTER_NODES: 'a:99999' }, 'REDIS_CLUSTER_NODES'],
+    [{ REDIS_SENTINELS: 'a:1' }, 'REDIS_SENTINELS'],
+    [{ REDIS_SENTINEL_MASTER: 'm' }, 'REDIS_SENTINEL_MASTER'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_TLS: 'yes' }, 'REDIS_TLS'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_TLS: '1', REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' }, 'REDIS_TLS_CA_FILE'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_TLS_CA_FILE: __filename }, 'REDIS_TLS_CA_FILE'],
+    [{ REDIS_PASSWORD: 'p' }, 'REDIS_PASSWORD'],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_USERNAME: 'u' }, 'REDIS_USERNAME'],
+  ])('refuses %j naming the variable in one line, never a password', (env, name) => {
+    expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
+    try {
+      parseEnv(env);
+    } catch (err) {
+      expect((err as Error).message).not.toMatch(/\bp\b|s3cret/);
+    }
+  });
+});
+
 describe('operator tokens with the keys file', () => {
   it('are accepted: the admin listener then serves the read-only console alone', () => {
     expect(parseEnv({ ADMIN_TOKEN: 'a-long-enough-admin-token' })).toMatchObject({ KEY_STORE: 'file', ADMIN_TOKEN: 'a-long-enough-admin-token' });

@@ -1,0 +1,91 @@
+/**
+ * Redis Sentinel for real: a master, its replica and three sentinels (down-after-milliseconds 1 s),
+ * two gateway instances finding the master through the sentinels. Exact shared counts; the master
+ * killed: no 500, no hang, counting shared and exact again after the failover (the time is printed
+ * for the closing note).
+ */
+import pino from 'pino';
+import { parseRedisTopology } from '../../gateway/config/redis-env';
+import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import { awayFromMinuteEdge, expectError, getWithKey, send, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { announcedUrl } from '../kit/log-lines';
+import { burst, steadyLoad, type Burst } from '../kit/redis-failover';
+import { keyProvisioner } from '../kit/redis-keys';
+import { startSentinelSet, type SentinelSet } from '../kit/redis-topologies';
+
+jest.setTimeout(120_000);
+
+let set: SentinelSet;
+let stack: Stack;
+let client: RedisClient;
+let provision: ReturnType<typeof keyProvisioner>;
+let urls: string[];
+
+beforeAll(async () => {
+  set = await startSentinelSet();
+  const env = { REDIS_SENTINELS: set.sentinelList, REDIS_SENTINEL_MASTER: set.masterName, KEY_STORE: 'redis', OPS_PORT: '0' };
+  stack = await startStack({ keys: [], gateways: [env, env] });
+  urls = stack.gateways.map((g) => g.url);
+  client = connectRedis(parseRedisTopology({ ...env, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
+  expect(await whenReady(client, 10_000)).toBe(true);
+  provision = keyProvisioner(client, stack.gatewayConfig);
+});
+
+afterAll(async () => {
+  client?.disconnect();
+  await stack?.stop();
+  await set?.stop();
+});
+
+describe('Redis Sentinel, two instances', () => {
+  it('counts per-minute limits and daily quotas exactly across both instances', async () => {
+    await awayFromMinuteEdge(15_000);
+    const minuteValue = await provision('sentinel-minute', { per_minute: 15 });
+    const dayValue = await provision('sentinel-day', { per_day: 9 });
+    const minute = await Promise.all(Array.from({ length: 25 }, (_, i) => getWithKey(urls[i % 2]!, '/v1/ping', minuteValue)));
+    const day = await Promise.all(Array.from({ length: 14 }, (_, i) => getWithKey(urls[i % 2]!, '/v1/ping', dayValue)));
+    expect(minute.map((a) => a.status).sort()).toEqual([...Array(15).fill(200), ...Array(10).fill(429)]);
+    expect(day.map((a) => a.status).sort()).toEqual([...Array(9).fill(200), ...Array(5).fill(429)]);
+    for (const a of minute.filter((x) => x.status === 429)) expectError(a, 'rate_limited');
+    for (const a of day.filter((x) => x.status === 429)) expectError(a, 'quota_exceeded');
+  });
+
+  it('the master killed: no 500 and no hang; counting is shared and exact again after the failover', async () => {
+    await awayFromMinuteEdge(20_000);
+    const ops = await Promise.all(stack.gateways.map((g) => announcedUrl(g, 'ops listening')));
+    const loadValue = await provision('sentinel-load');
+    const LIMIT = 6;
+    const burstValues: string[] = [];
+    for (let i = 0; i < 14; i++) burstValues.push(await provision(`sentinel-burst-${i}`, { per_minute: LIMIT }));
+    // Known to both instances before the kill, without counting (403 from another address).
+    for (const value of burstValues) for (const url of urls) expect((await getWithKey(url, '/v1/ping', value, { localAddress: '127.0.0.2' })).status).toBe(403);
+    await sleep(300); // asynchronous replication of what was just written
+
+    const load = steadyLoad(urls, loadValue, 5000);
+    await sleep(500);
+    const killedAt = Date.now();
+    await set.master.kill();
+    let promotedAt = 0;
+    const promotion = (async () => {
+      while ((await set.currentMasterPort().catch(() => set.master.port)) === set.master.port) await sleep(100);
+      promotedAt = Date.now();
+    })();
+    const bursts: Burst[] = [];
+    for (const value of burstValues) {
+      const next = killedAt + (bursts.length + 1) * 1000;
+      await sleep(Math.max(0, next - Date.now()));
+      bursts.push(await burst(urls, value, LIMIT, killedAt));
+      if (bursts.length >= 2 && bursts.slice(-2).every((b) => b.exact) && promotedAt) break;
+    }
+    await promotion;
+    const report = await load.stop();
+    const firstExact = bursts.findIndex((b, i) => bursts.slice(i).every((x) => x.exact));
+    console.log(`sentinel failover: new master announced ${promotedAt - killedAt} ms after the kill; bursts (ms after kill: accepted of ${LIMIT}) ${bursts.map((b) => `${b.atMs}:${b.accepted}${b.exact ? '' : '*'}`).join(' ')}; exact again from ${firstExact >= 0 ? bursts[firstExact]!.atMs : 'never'} ms; load ${JSON.stringify(report.statuses)}, slowest ${report.slowestMs} ms`);
+    expect(report.failures).toEqual([]);
+    expect(Object.keys(report.statuses).filter((s) => s !== '200' && s !== '503')).toEqual([]);
+    expect(bursts.flatMap((b) => b.statuses).filter((s) => s >= 500 && s !== 503)).toEqual([]);
+    expect(firstExact).toBeGreaterThanOrEqual(0);
+    expect(killedAt + bursts[firstExact]!.atMs - promotedAt).toBeLessThanOrEqual(10_000);
+    for (const url of ops) expect((await send(url, '/readyz')).body).toMatchObject({ checks: { redis: 'ok' }, counting: 'shared' });
+  });
+});
