@@ -16,6 +16,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
+import { LOG_FORMAT } from '../gateway/log-format';
 import { DEFAULT_LISTINGS_COUNT, generateListings } from './generate';
 import type { StoredListing } from './listing';
 import { ListingIndex } from './listing-index';
@@ -106,7 +107,11 @@ function main(): void {
 
   // Synchronous stdout: the "listening" line must be out before a launcher gives up waiting,
   // and log volume at info level is tiny.
-  const logger = pino({ name: 'backend-mock', level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
+  // One line format for both services: level by name, ISO 8601 UTC time.
+  const logger = pino(
+    { name: 'backend-mock', base: { service: 'listings' }, level: config.logLevel, ...LOG_FORMAT },
+    pino.destination({ dest: 1, sync: true }),
+  );
   const index = new ListingIndex(listings);
   const server = createBackendServer(index, logger);
   running = { server, logger };

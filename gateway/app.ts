@@ -97,7 +97,7 @@ export function createGateway(deps: AppDeps): RequestListener {
       // Path before method, method before key (CONTRACT part 2): 404, then 405 with `Allow: GET`
       // for any other method (HEAD included).
       const match = matchRoute(ctx.path);
-      if (match.kind === 'not_found') throw new ApiError('not_found');
+      if (match.kind === 'not_found') throw new ApiError('not_found').because('unknown_path');
       ctx.route = match.route;
       ctx.params = match.params;
       if (req.method !== 'GET') throw new ApiError('method_not_allowed');

@@ -45,6 +45,11 @@ export interface ErrorExtras {
  */
 export class ApiError extends Error {
   readonly status: number;
+  /**
+   * Why, for the log line only (never in the answer): what an operator needs to answer "why was I
+   * refused?", e.g. `revoked`, `day_quota`, `upstream_timeout`. See gateway/log-reasons.ts.
+   */
+  reason?: string;
   constructor(
     readonly code: ErrorCode | AdminErrorCode,
     readonly extras: ErrorExtras = {},
@@ -54,6 +59,12 @@ export class ApiError extends Error {
     super(message ?? ANY_CATALOGUE[code].message);
     this.name = 'ApiError';
     this.status = ANY_CATALOGUE[code].status;
+  }
+
+  /** Sets the logged reason; returns the error, so `throw new ApiError(...).because('revoked')`. */
+  because(reason: string): this {
+    this.reason = reason;
+    return this;
   }
 }
 

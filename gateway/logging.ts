@@ -1,12 +1,10 @@
 import pino, { type Logger } from 'pino';
 import { isListingId, LISTING_TYPES, PROPERTY_TYPES } from './validation/query';
+import { LOG_FORMAT } from './log-format';
 
 /** The process logger. Asynchronous destination: a slow stdout never blocks a request. */
 export function createLogger(level: string): Logger {
-  return pino(
-    { level, base: { service: 'gateway' }, timestamp: pino.stdTimeFunctions.isoTime },
-    pino.destination({ sync: false, minLength: 0 }),
-  );
+  return pino({ level, base: { service: 'gateway' }, ...LOG_FORMAT }, pino.destination({ sync: false, minLength: 0 }));
 }
 
 /**

@@ -13,6 +13,8 @@ import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
 import { createKeyAdmin } from './keys/key-admin';
 import type { KeyStore } from './keys/key-record';
+import { watchDemoKeys } from './keys/demo-key-watch';
+import { watchKeyStoreEpoch } from './keys/key-store-epoch';
 import type { FileKey } from './keys/keys-file';
 import { loadKeysFileOffThread } from './keys/keys-file-loader';
 import { createRedisKeyStore, type RedisKeyStore } from './keys/redis-key-store';
@@ -24,6 +26,7 @@ import { createResilientCounters, type ResilientCounters } from './limits/resili
 import { createLogger } from './logging';
 import { createMetrics } from './ops/metrics';
 import { createOpsApp } from './ops/ops-app';
+import { createReadiness } from './ops/readiness';
 import type { Express } from 'express';
 import { recordReload } from './audit/file-reload-audit';
 import { createMemoryAuditLog } from './audit/memory-audit-log';
@@ -42,7 +45,6 @@ import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
 import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
-import { checkReadiness } from './ops/readiness';
 import { runPrimary, workerCount } from './workers/primary';
 import { announceListening, answerPrimary, isWorker, workerLogger } from './workers/worker-side';
 import { createListingStores } from './upstream/listing-stores';
@@ -103,7 +105,13 @@ async function main(): Promise<void> {
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
-  const metrics = createMetrics({ redis: env.redis !== undefined });
+  const metrics = createMetrics({ redis: env.redis !== undefined, perKey: env.METRICS_KEY_IDS });
+  // The ops listener comes first and stays until the process exits: /readyz answers 503 while
+  // starting and while draining, so a load balancer sees a start and a drain, never a refused port.
+  // In a worker the primary owns the ops listener: it asks this worker for its metrics and readiness.
+  const readiness = createReadiness();
+  if (isWorker()) answerPrimary(metrics.registry, () => readiness.check(), logger);
+  else if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   const topology = env.redis;
   const health = topology ? createRedisHealth(topology, logger) : undefined;
   const redisClients: Array<RedisClient | Subscriber> = [];
@@ -142,11 +150,13 @@ async function main(): Promise<void> {
   if (fileKeys) {
     keyStore = fileStore = createFileKeyStore(fileKeys);
   } else {
+    const epoch = watchKeyStoreEpoch(redis!, logger, { onChange: (health) => metrics.keyStoreLost.set(health === 'lost' ? 1 : 0) });
     const subscriber = createSubscriber(topology!, redis!, logger, health!);
     redisClients.push(subscriber);
     keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
       onLookup: (result) => metrics.keyCache.inc({ result }),
       onError: (err) => health!.report(err),
+      epoch,
       // Two reads (pointer, record), each bounded by the command timeout.
       ...(topology!.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
     });
@@ -228,26 +238,21 @@ async function main(): Promise<void> {
     reloader.reload('SIGHUP');
     tokensReloader?.reload('SIGHUP');
   });
+  // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
+  const demoWatch = watchDemoKeys(env.HOST, logger, fileStore ? { file: fileStore } : { redis: redis! });
 
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
   // A worker's listening line is its own; the primary says "listening" once every worker does.
   listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
-  const readinessSources = {
-    keysReady: () => (redis && redisStore ? redis.status === 'ready' : true),
+  readiness.attach({
+    keys: () => redisStore?.state() ?? 'ok',
     stores,
     ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
-  };
-  if (isWorker()) {
-    // The primary owns the ops listener: it asks this worker for its metrics and readiness.
-    server.once('listening', () => announceListening((server.address() as AddressInfo).port));
-    answerPrimary(metrics.registry, () => checkReadiness(readinessSources), logger);
-  } else if (env.OPS_PORT !== undefined) {
-    const ops = createServer(createOpsApp(metrics, readinessSources));
-    servers.push(ops);
-    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
-  }
+  });
+  server.once('listening', () => readiness.setPhase('serving'));
+  if (isWorker()) server.once('listening', () => announceListening((server.address() as AddressInfo).port));
   // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
   if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
     const usageViews = {
@@ -294,8 +299,10 @@ async function main(): Promise<void> {
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    readiness.setPhase('draining');
     logger.info({ signal }, 'shutting down');
     reloader.close();
+    demoWatch.close();
     tokensReloader?.close();
     // Answers from now on close their connection, and connections left idle are closed as they become so.
     // Prepended: it must run before the app, which may answer synchronously.

@@ -60,10 +60,11 @@ export function createRequestObserver(
       const status = res.writableFinished ? res.statusCode : 499; // 499: the caller went away first
       const code = ctx.errorCode ?? '';
       const keyId = ctx.key?.id;
+      const loggedKeyId = keyId ?? ctx.refusedKeyId;
       const route = ROUTE_LABEL[ctx.route];
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
-      if (keyId) metrics.keyRequests.inc({ key_id: keyId, status });
+      if (keyId && metrics.countsKey(keyId)) metrics.keyRequests.inc({ key_id: keyId, status });
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
       const entry: Record<string, unknown> = {
         request_id: requestId,
@@ -73,8 +74,16 @@ export function createRequestObserver(
         status,
         ms: Math.round(seconds * 1e4) / 10,
       };
-      if (keyId) entry.key_id = keyId;
-      if (code) entry.error = code;
+      // What answers a ticket: whose key (also when refused after its record was found), which of its
+      // values, and for a refusal why, which window, which upstream failure. Never a key value.
+      if (loggedKeyId) entry.key_id = loggedKeyId;
+      if (ctx.keyValue) entry.key_value = ctx.keyValue;
+      if (code) {
+        entry.error = code;
+        if (ctx.reason) entry.reason = ctx.reason;
+        if (ctx.window) entry.window = ctx.window;
+        if (ctx.upstream) entry.upstream = ctx.upstream;
+      }
       if (status >= 500) logger.error(entry, 'answered');
       else logger.info(entry, 'answered');
     });

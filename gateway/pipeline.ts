@@ -29,6 +29,18 @@ export interface RequestContext {
   key?: KeyRecord;
   /** The error code of the answer, for the log line and metrics. */
   errorCode?: string;
+  /** Why it was refused, for the log line only (see log-reasons.ts). */
+  reason?: string;
+  /** The id of a record that was found but refused before `key` was set (revoked, grace over): logged only. */
+  refusedKeyId?: string;
+  /** Which value of the key authenticated: during a roll the previous one still does until its grace ends. */
+  keyValue?: 'current' | 'previous';
+  /** The limit window that refused (429): `minute`, `day` or `month`. */
+  window?: string;
+  /** The data service failure behind a 5xx (`timeout`, `unreachable`...). */
+  upstream?: string;
+  /** Set by the limit step when it counted the request: when, and where (a 500/503 gives it back). */
+  counted?: { readonly atMs: number; readonly store: 'shared' | 'local' | undefined };
   listQuery?: ListQuery;
   itemQuery?: ItemQuery;
   cursorFilters?: CursorFilters;

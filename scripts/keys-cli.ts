@@ -8,6 +8,7 @@ import { parseEnv } from '../gateway/config/env';
 import { isLimitValue, loadGatewayConfig, MAX_LIMIT } from '../gateway/config/gateway-config';
 import { ApiError } from '../gateway/errors';
 import { createKeyAdmin, type KeyAdmin } from '../gateway/keys/key-admin';
+import { exportKeys } from '../gateway/keys/key-backup';
 import { generateKeyValue, sha256Hex } from '../gateway/keys/key-format';
 import { connectRedis, type RedisClient } from '../gateway/redis/connect';
 import { createRedisHealth } from '../gateway/redis/health';
@@ -25,7 +26,8 @@ const USAGE = `usage: npm run --silent keys -- <command>
   set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
-  import FILE
+  import FILE [--allow-demo]   upsert every record of a keys file (demo keys refused unless --allow-demo)
+  export FILE         write every record (hashes only) to a keys file that import restores
   audit [ID] [--since DATE|DATETIME] [--limit N] [--cursor C] [--json]
                       the audit log, newest first (who changed what, before → after)
   generate            a new key value and its hash, for a keys file (no store needed)
@@ -38,7 +40,7 @@ class UsageError extends Error {}
 const OPTIONS = {
   id: { type: 'string' }, tier: { type: 'string' }, countries: { type: 'string' }, address: { type: 'string' },
   'per-minute': { type: 'string' }, 'per-day': { type: 'string' }, 'per-month': { type: 'string' },
-  reason: { type: 'string' }, grace: { type: 'string' },
+  reason: { type: 'string' }, grace: { type: 'string' }, 'allow-demo': { type: 'boolean' },
   since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, json: { type: 'boolean' },
   days: { type: 'string' }, month: { type: 'string' }, csv: { type: 'boolean' },
 } as const;
@@ -110,10 +112,16 @@ async function runStoreCommand(admin: KeyAdmin, redis: RedisClient, command: str
     }
     case 'import': {
       if (!args[0]) throw new UsageError('import needs a keys file');
-      const ids = await admin.import(args[0]);
+      const ids = await admin.import(args[0], { allowDemo: values['allow-demo'] === true });
       // A large import names its first ids only: one readable line, not a megabyte.
       const shown = ids.length > 20 ? `${ids.slice(0, 20).join(', ')}, … and ${ids.length - 20} more` : ids.join(', ');
       process.stdout.write(`imported ${ids.length} keys: ${shown}\n`);
+      return;
+    }
+    case 'export': {
+      if (!args[0]) throw new UsageError('export needs a file to write');
+      const count = await exportKeys(redis, args[0]);
+      process.stdout.write(`exported ${count} keys to ${args[0]} (hashes only)\n`);
       return;
     }
     case 'audit': {

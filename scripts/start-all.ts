@@ -39,7 +39,9 @@ function start(script: string, env: NodeJS.ProcessEnv, onListening?: () => void)
 
 start('backend-mock/main.js', { ...process.env, BACKEND_PORT: backendPort }, () => {
   // The ops listener is on for the demo (loopback): /metrics, /healthz, /readyz on OPS_PORT.
-  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', ...process.env });
+  // The demo keys come from their own file (their values are in the README), never from the
+  // production keys file the gateway reads by default.
+  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', KEYS_FILE: 'config/demo-keys.yaml', ...process.env });
 });
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));

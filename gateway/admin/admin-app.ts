@@ -2,6 +2,7 @@ import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
+import { isExpectedRedisError } from '../redis/expected-errors';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
@@ -41,7 +42,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
 
   // The console signs in with a session cookie, not a bearer token: it is mounted before the check.
   if (extensions.console) app.use('/console', extensions.console);
-  app.use(bearerOperator(operators));
+  app.use(bearerOperator(operators, logger));
   // Every change this request makes is recorded as this operator's, through the admin API.
   app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
   app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
@@ -86,6 +87,10 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     else if (isCallersMistake(err)) {
       // body-parser's refusals (bad JSON, too large, unsupported charset or encoding) carry a 4xx status.
       apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
+    } else if (isExpectedRedisError(err)) {
+      // Redis away: expected, one line without a stack.
+      logger.warn({ reason: 'redis_unavailable', err: (err as Error).message }, 'admin request failed: Redis unavailable');
+      apiError = new ApiError('service_unavailable', {}, 1);
     } else {
       logger.error({ err }, 'admin request failed');
       // Redis away, or refusing this configuration (logged above): the caller may retry later, not a bug.

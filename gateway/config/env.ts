@@ -74,6 +74,15 @@ const EnvSchema = z.object({
   ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
   USAGE_FLUSH_MS: positiveInt(2000),
+  /**
+   * Key ids that get per-key metric series (`gateway_key_requests_total{key_id}`): comma-separated,
+   * or `*` for every key (small deployments only: one series per key and status). Unset: none.
+   */
+  METRICS_KEY_IDS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined ? ('none' as const) : v.trim() === '*' ? ('all' as const) : new Set(v.split(',').map((s) => s.trim()).filter(Boolean))))
+    .refine((v) => typeof v === 'string' || [...v].every((id) => /^[A-Za-z0-9._-]{1,64}$/.test(id)), { message: 'must be * or a comma-separated list of key ids' }),
   TRUST_PROXY: z
     .string()
     .optional()

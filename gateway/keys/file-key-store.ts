@@ -20,7 +20,7 @@ function index(keys: readonly FileKey[]): Map<string, Entry> {
   for (const { record, previous } of keys) {
     const lookup: KeyLookup = { kind: 'found', record };
     byHash.set(record.keySha256, { lookup });
-    if (previous) byHash.set(previous.keySha256, { lookup, expiresAt: previous.expiresAt });
+    if (previous) byHash.set(previous.keySha256, { lookup: { kind: 'found', record, previous: true }, expiresAt: previous.expiresAt });
   }
   return byHash;
 }
@@ -31,7 +31,11 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
   return {
     lookup(keySha256) {
       const entry = byHash.get(keySha256);
-      if (!entry || (entry.expiresAt !== undefined && entry.expiresAt <= Date.now())) return NOT_FOUND;
+      if (!entry) return NOT_FOUND;
+      if (entry.expiresAt !== undefined && entry.expiresAt <= Date.now()) {
+        // A previous value whose grace is over: refused like an unknown one, but the log says whose.
+        return { kind: 'not_found', keyId: (entry.lookup as { record: { id: string } }).record.id, reason: 'expired_grace' };
+      }
       return entry.lookup;
     },
     replace(next) {

@@ -8,7 +8,9 @@ import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } fro
 import { ApiError } from '../errors';
 import { counterKeys } from '../limits/redis-counters';
 import { windowsAt } from '../limits/windows';
+import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
+import { newEpoch } from './key-store-epoch';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { createRecordWrites } from './record-writes';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
@@ -158,8 +160,19 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
       const existing = parseStoredKey(json);
       if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
       const now = nowIso();
-      const stored: StoredKey = { ...entry, created_at: existing?.created_at ?? now, updated_at: now };
+      // A keys-file rotation (previous hash and its end as a date) becomes the store's form.
+      const { previous_key_expires_at: previousEnd, previous_key_sha256: previousHash, ...current } = entry;
+      const previousUntil = previousEnd !== undefined ? Date.parse(previousEnd) : undefined;
+      const rotating = previousHash !== undefined && previousUntil !== undefined && previousUntil > Date.now();
+      const stored: StoredKey = {
+        ...current,
+        ...(rotating ? { previous_key_sha256: previousHash, previous_expires_at: previousUntil } : {}),
+        created_at: existing?.created_at ?? now,
+        updated_at: now,
+      };
       if (await writes.commit({ ...(existing ? { stored: existing } : {}), json }, stored)) {
+        // The key-store marker: its absence later tells a lost store from one that never held keys.
+        await redis.set(redisKeys.epoch, newEpoch(), 'NX');
         await audited(insertAction(allowReplace), entry.id, existing, stored);
         await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
         return;
@@ -256,8 +269,13 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     /** The audit log of this store (newest first, paged). */
     readAudit: audit.read,
     /** Upserts every record of a YAML keys file; returns the ids. */
-    async import(file: string): Promise<string[]> {
+    /**
+     * Upserts every record of a YAML keys file (an export restores the store); returns the ids. Demo
+     * keys (values published in the README) are refused unless `allowDemo`: before anything is written.
+     */
+    async import(file: string, options: { allowDemo?: boolean } = {}): Promise<string[]> {
       const entries = readKeysFile(file);
+      if (!options.allowDemo) refuseDemoKeys(file, entries);
       for (const entry of entries) await insert(entry, true);
       return entries.map((e) => e.id);
     },

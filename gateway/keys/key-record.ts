@@ -20,8 +20,10 @@ export interface KeyRecord {
 
 /** The outcome of looking a key up: a value, never an exception (a store failure is its own variant). */
 export type KeyLookup =
-  | { readonly kind: 'found'; readonly record: KeyRecord }
-  | { readonly kind: 'not_found' }
+  /** `previous`: the value is the previous one of a roll, still in its grace. */
+  | { readonly kind: 'found'; readonly record: KeyRecord; readonly previous?: true }
+  /** `keyId` and `reason` when the store still knows whose value it was (logged only, never answered). */
+  | { readonly kind: 'not_found'; readonly keyId?: string; readonly reason?: 'expired_grace' }
   | { readonly kind: 'unavailable' };
 
 /** Where key records live. The YAML file store is the embedded default. */

@@ -4,6 +4,7 @@ import type { Subscriber } from '../redis/subscriber';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { KeyLookup, KeyStore } from './key-record';
+import type { EpochWatch, KeyStoreHealth } from './key-store-epoch';
 import { toKeyRecord } from './keys-file';
 import { liveHashes, parseStoredKey, redisKeys } from './redis-layout';
 
@@ -16,6 +17,8 @@ export interface RedisKeyStoreOptions {
   readonly maxEntries?: number;
   /** Told of every look-up: served from the cache, read from Redis, or served stale during an outage. */
   readonly onLookup?: (result: 'hit' | 'miss' | 'stale' | 'unavailable') => void;
+  /** The key-store marker's watch: a record that vanishes is checked against it (store lost?). */
+  readonly epoch?: EpochWatch;
   /** Told of a failed read (so a refusal of this configuration is told from an outage). */
   readonly onError?: (err: unknown) => void;
   /** A look-up waits at most this long for Redis (then it is answered as during an outage). */
@@ -25,6 +28,8 @@ export interface RedisKeyStoreOptions {
 export interface RedisKeyStore extends KeyStore {
   /** New tier defaults (hot reload of the gateway config): cached records are rebuilt on next use. */
   updateConfig(config: GatewayConfig): void;
+  /** For /readyz: `ok`, `cache_only` (Redis away), `lost` (the store was emptied). */
+  state(): 'ok' | 'cache_only' | KeyStoreHealth;
   close(): Promise<void>;
 }
 
@@ -45,6 +50,10 @@ const UNSUBSCRIBED_TTL_MS = 500;
  * change is seen everywhere well within a second. A cached record costs no round trip. Concurrent
  * misses for one hash share one look-up. While Redis is down, cached records keep working (even past
  * their TTL) and an uncached key is `unavailable` (503), never `not_found` (401).
+ *
+ * A lost store (Redis restarted empty or flushed; see key-store-epoch.ts) is survived the same way:
+ * a record this instance knew is served from the cache although the store no longer has it (never
+ * 401 for a key that was valid), and an unknown key is `unavailable` (503) until the store is back.
  */
 export function createRedisKeyStore(
   redis: RedisClient,
@@ -79,12 +88,17 @@ export function createRedisKeyStore(
   // took the process down. Here every (re)subscription is made, awaited and handled below.
   subscriber.options.autoResubscribe = false;
   let subscribeFailed = false;
-  // Messages sent while unsubscribed are lost: start from an empty cache on every (re)subscription.
+  // Messages sent while unsubscribed are lost: on every (re)subscription nothing cached is trusted
+  // any more (each record is read again before use), but known records are kept as the fallback for
+  // a store that cannot answer or has been lost.
   subscriber.on('ready', () => {
     subscriber
       .subscribe(redisKeys.changes)
       .then(() => {
-        cache.clear();
+        for (const [hash, entry] of cache) {
+          if (entry.lookup.kind === 'found') cache.set(hash, { lookup: entry.lookup, expiresAt: 0, cachedAt: entry.cachedAt });
+          else cache.delete(hash);
+        }
         generation++;
         subscribed = true;
         if (subscribeFailed) logger.info('key change subscription back');
@@ -117,14 +131,34 @@ export function createRedisKeyStore(
     return lookup;
   }
 
-  async function read(hash: string): Promise<KeyLookup> {
+  /**
+   * Not in the store. When the store has been lost, a record this instance knew stays valid and an
+   * unknown key cannot be judged (503); otherwise it is not found. A record that vanishes makes the
+   * marker be read at once, so the loss is caught before a valid key is refused.
+   */
+  async function missing(hash: string, known: KeyLookup | undefined, started: number): Promise<KeyLookup> {
+    const epoch = options.epoch;
+    if (epoch && (epoch.health === 'lost' || (known?.kind === 'found' && (await epoch.verify())))) {
+      if (known?.kind === 'found') return remember(hash, known, cacheTtlMs, started);
+      return UNAVAILABLE;
+    }
+    return remember(hash, NOT_FOUND, negativeTtlMs, started);
+  }
+
+  async function read(hash: string, known: KeyLookup | undefined): Promise<KeyLookup> {
     const started = generation;
     const id = await redis.get(redisKeys.byHash(hash));
-    if (id === null) return remember(hash, NOT_FOUND, negativeTtlMs, started);
+    if (id === null) return missing(hash, known, started);
     const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
     const now = Date.now();
-    if (!stored || !liveHashes(stored, now).includes(hash)) return remember(hash, NOT_FOUND, negativeTtlMs, started);
-    const lookup: KeyLookup = { kind: 'found', record: toKeyRecord(stored, config) };
+    if (!stored) return missing(hash, known, started);
+    if (!liveHashes(stored, now).includes(hash)) {
+      // The pointer outlives the grace a little (key-admin.ts), so the log can say whose value it was.
+      const whose: KeyLookup = hash === stored.previous_key_sha256 ? { kind: 'not_found', keyId: stored.id, reason: 'expired_grace' } : NOT_FOUND;
+      return remember(hash, whose, negativeTtlMs, started);
+    }
+    options.epoch?.noteFound();
+    const lookup: KeyLookup = { kind: 'found', record: toKeyRecord(stored, config), ...(hash === stored.key_sha256 ? {} : { previous: true as const }) };
     // A previous value stops working exactly when its grace ends, cached or not.
     const ttl = hash === stored.key_sha256 ? cacheTtlMs : Math.min(cacheTtlMs, (stored.previous_expires_at ?? now) - now);
     return remember(hash, lookup, ttl, started);
@@ -146,7 +180,7 @@ export function createRedisKeyStore(
       let pending = inflight.get(hash);
       if (!pending) {
         observe('miss');
-        pending = (options.deadlineMs ? withDeadline(read(hash), options.deadlineMs) : read(hash))
+        pending = (options.deadlineMs ? withDeadline(read(hash, entry?.lookup), options.deadlineMs) : read(hash, entry?.lookup))
           .catch((err: unknown) => {
             options.onError?.(err);
             return fallback();
@@ -161,7 +195,12 @@ export function createRedisKeyStore(
       cache.clear();
       generation++;
     },
+    state() {
+      if (options.epoch?.health === 'lost') return 'lost';
+      return redis.status === 'ready' ? 'ok' : 'cache_only';
+    },
     async close() {
+      options.epoch?.close();
       cache.clear();
     },
   };

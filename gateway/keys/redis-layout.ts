@@ -9,6 +9,8 @@ export const redisKeys = {
   record: (id: string) => `lgw:key:${id}`,
   byHash: (sha256: string) => `lgw:keyhash:${sha256}`,
   ids: 'lgw:keys',
+  /** The key-store marker (see key-store-epoch.ts): absent when the store was lost. */
+  epoch: 'lgw:keystore:epoch',
   /** Pub/sub channel: a JSON `{"hashes": [...]}` of every hash whose record changed. */
   changes: 'lgw:keys:changed',
   /** Stream: the audit log of every change to the records (gateway/audit/). */

@@ -18,6 +18,8 @@ export type LimitDecision =
   | {
       readonly kind: 'refused';
       readonly code: 'rate_limited' | 'quota_exceeded';
+      /** The window that refused: the month's quota outranks the day's, which outranks the minute. */
+      readonly window: WindowName;
       readonly retryAfterSeconds: number;
       readonly windows: readonly WindowState[];
       /** Where the request was counted: in Redis for every instance, or in this instance only. */
@@ -35,5 +37,11 @@ export interface Counters {
   consume(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
   /** The current state without counting anything (for the headers of answers refused before the limits step). */
   peek(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
+  /**
+   * Gives back one request counted by `consume` at `countedAtMs` (CONTRACT part 7: a request answered
+   * 500 or 503 is not charged), in each of the three windows that is still the one it was counted
+   * in; never below zero. `store` says where it was counted (the resilient wrapper routes by it).
+   */
+  refund(keyId: string, countedAtMs: number, store?: 'shared' | 'local'): void | Promise<void>;
   close?(): Promise<void>;
 }

@@ -33,9 +33,9 @@ export function decide(
   if (counted) return { kind: 'allowed', windows };
   const [minute, day, month] = windows as [WindowState, WindowState, WindowState];
   // A quota outranks the per-minute limit; waiting for the day's reset is useless while the month is spent.
-  if (used.month >= month.limit) return { kind: 'refused', code: 'quota_exceeded', retryAfterSeconds: month.resetSeconds, windows };
-  if (used.day >= day.limit) return { kind: 'refused', code: 'quota_exceeded', retryAfterSeconds: day.resetSeconds, windows };
-  if (used.minute >= minute.limit) return { kind: 'refused', code: 'rate_limited', retryAfterSeconds: minute.resetSeconds, windows };
+  if (used.month >= month.limit) return { kind: 'refused', code: 'quota_exceeded', window: 'month', retryAfterSeconds: month.resetSeconds, windows };
+  if (used.day >= day.limit) return { kind: 'refused', code: 'quota_exceeded', window: 'day', retryAfterSeconds: day.resetSeconds, windows };
+  if (used.minute >= minute.limit) return { kind: 'refused', code: 'rate_limited', window: 'minute', retryAfterSeconds: minute.resetSeconds, windows };
   return { kind: 'allowed', windows };
 }
 

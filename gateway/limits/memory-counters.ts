@@ -19,6 +19,7 @@ interface KeyWindows {
 export interface MemoryCounters extends Counters {
   consume(keyId: string, limits: Limits, nowMs?: number): LimitDecision;
   peek(keyId: string, limits: Limits, nowMs?: number): LimitDecision;
+  refund(keyId: string, countedAtMs: number): void;
 }
 
 export function createMemoryCounters(): MemoryCounters {
@@ -57,6 +58,15 @@ export function createMemoryCounters(): MemoryCounters {
     peek(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
       const bounds = windowsAt(nowMs);
       return decide({ ...current(keyId, bounds).counts }, limits, nowMs, false, bounds);
+    },
+    refund(keyId: string, countedAtMs: number): void {
+      const entry = byKey.get(keyId);
+      if (!entry) return;
+      const bounds = windowsAt(countedAtMs);
+      for (const name of ['minute', 'day', 'month'] as const) {
+        // A window that has rolled over since holds other requests' counts: nothing to give back there.
+        if (entry.starts[name] === bounds[name].start && entry.counts[name] > 0) entry.counts[name]--;
+      }
     },
   };
 }

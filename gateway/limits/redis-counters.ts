@@ -25,6 +25,18 @@ end
 return {counted, used[1], used[2], used[3]}
 `;
 
+/**
+ * Gives back one count in each of the three windows (KEYS: minute, day, month counters of the
+ * request's instant), never below zero and never creating a counter that has expired.
+ */
+const REFUND_SCRIPT = `
+for i = 1, 3 do
+  local used = tonumber(redis.call('GET', KEYS[i]) or '0')
+  if used > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 1
+`;
+
 /** Counters are kept this long after their window ends, so `usage` can still read a just-closed window. */
 const EXPIRY_SLACK_MS = 60_000;
 
@@ -55,7 +67,9 @@ export function counterKeys(keyId: string, w: Readonly<Record<WindowName, Window
  */
 export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: number } = {}): Counters {
   redis.defineCommand('lgwConsume', { numberOfKeys: 3, lua: CONSUME_SCRIPT });
+  redis.defineCommand('lgwRefund', { numberOfKeys: 3, lua: REFUND_SCRIPT });
   const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
+  const giveBack = (redis as unknown as { lgwRefund: (minute: string, day: string, month: string) => Promise<number> }).lgwRefund.bind(redis);
 
   async function call(keyId: string, limits: Limits, nowMs: number, consume: boolean): Promise<LimitDecision> {
     const w = windowsAt(nowMs);
@@ -73,5 +87,10 @@ export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: 
   return {
     consume: (keyId, limits, nowMs = Date.now()) => call(keyId, limits, nowMs, true),
     peek: (keyId, limits, nowMs = Date.now()) => call(keyId, limits, nowMs, false),
+    // A second round trip, on the failure path only: the request path stays one round trip.
+    refund: async (keyId, countedAtMs) => {
+      const keys = counterKeys(keyId, windowsAt(countedAtMs));
+      await giveBack(keys.minute, keys.day, keys.month);
+    },
   };
 }

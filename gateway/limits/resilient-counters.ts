@@ -71,5 +71,15 @@ export function createResilientCounters(shared: Counters, local: Counters, redis
     state: () => (health.refusal() !== undefined ? 'refused' : degraded || redis.status !== 'ready' ? 'per_instance' : 'shared'),
     consume: (keyId, limits, nowMs) => withFallback('consume', keyId, limits, nowMs),
     peek: (keyId, limits, nowMs) => withFallback('peek', keyId, limits, nowMs),
+    // Given back where it was counted. A refund Redis cannot take now is lost: the request stays
+    // charged, as it would have been without refunds (logged at debug level, never per request above).
+    refund: async (keyId, countedAtMs, store) => {
+      if (store !== 'shared') return local.refund(keyId, countedAtMs);
+      try {
+        await shared.refund(keyId, countedAtMs);
+      } catch (err) {
+        logger.debug({ err: (err as Error)?.message, key_id: keyId }, 'refund not applied: Redis did not take it');
+      }
+    },
   };
 }

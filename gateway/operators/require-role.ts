@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { Operator, OperatorRegistry } from './operator-tokens';
 import { allows, leastRole, type Permission } from './roles';
@@ -10,13 +11,21 @@ export function operatorOf(res: Response): Operator {
   return operator;
 }
 
-/** 401 `unauthenticated` unless `Authorization: Bearer <token>` names a known operator token. */
-export function bearerOperator(registry: OperatorRegistry): RequestHandler {
+/**
+ * 401 `unauthenticated` unless `Authorization: Bearer <token>` names a known operator token. A failed
+ * attempt is logged when a logger is given (address, method, why), never the token, the header or the path.
+ */
+export function bearerOperator(registry: OperatorRegistry, logger?: Logger): RequestHandler {
   return function checkOperatorToken(req, res, next) {
     const header = req.headers.authorization ?? '';
     const given = header.startsWith('Bearer ') ? header.slice(7) : '';
     const operator = registry.authenticate(given);
-    if (!operator) throw new ApiError('unauthenticated', {}, undefined, 'A valid operator bearer token is required.');
+    if (!operator) {
+      const reason = header === '' ? 'no_token' : given.length === 0 ? 'not_bearer' : 'wrong_token';
+      // No path either: a token pasted into it must not reach the log.
+      logger?.warn({ reason, ip: req.socket.remoteAddress, method: req.method }, 'admin authentication failed');
+      throw new ApiError('unauthenticated', {}, undefined, 'A valid operator bearer token is required.');
+    }
     res.locals.operator = operator;
     next();
   };

@@ -1,10 +1,17 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Which keys get `gateway_key_requests_total` series: none (default), a list of ids, or all. */
+export type PerKeyMetrics = 'none' | 'all' | ReadonlySet<string>;
+
 /**
  * The gateway's Prometheus metrics, in a registry of its own (served on the ops port only).
- * Per-key series carry the key id, never a key value.
+ * Per-key series carry the key id, never a key value, and only for the keys `METRICS_KEY_IDS`
+ * names: one series per key and status would be a cardinality problem at 100,000 keys.
  */
-export function createMetrics(options: { redis: boolean }) {
+export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics }) {
+  const perKey = options.perKey ?? 'none';
+  /** True when this key id gets per-key series. */
+  const countsKey = (keyId: string): boolean => (perKey === 'none' ? false : perKey === 'all' ? true : perKey.has(keyId));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   const requests = new Counter({
@@ -22,7 +29,7 @@ export function createMetrics(options: { redis: boolean }) {
   });
   const keyRequests = new Counter({
     name: 'gateway_key_requests_total',
-    help: 'Answers to identified keys, by key id and status.',
+    help: 'Answers to identified keys, by key id and status; only for the keys METRICS_KEY_IDS names (none by default).',
     labelNames: ['key_id', 'status'] as const,
     registers: [registry],
   });
@@ -57,7 +64,12 @@ export function createMetrics(options: { redis: boolean }) {
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  return { registry, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
+  const keyStoreLost = new Gauge({
+    name: 'gateway_key_store_lost',
+    help: '1 while the Redis key store answers without its marker (restarted empty or flushed: restore it from an export), else 0; absent without the Redis key store.',
+    registers: options.redis ? [registry] : [],
+  });
+  return { registry, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

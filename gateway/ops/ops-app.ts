@@ -2,14 +2,14 @@ import express, { type Express } from 'express';
 import { ApiError } from '../errors';
 import { sendError, sendJson } from '../send';
 import type { Metrics } from './metrics';
-import { checkReadiness, type ReadinessSources } from './readiness';
+import type { InstanceReadiness } from './readiness';
 
 /**
  * The operations listener (OPS_PORT, loopback by default), never on the public port:
- * `/metrics` (Prometheus), `/healthz` (the process answers), `/readyz` (ready to serve, or 503
- * naming what is not).
+ * `/metrics` (Prometheus), `/healthz` (the process answers), `/readyz` (200 while this instance can
+ * answer, 503 while starting, draining or refused; the body names each dependency's state).
  */
-export function createOpsApp(metrics: Metrics, readiness: ReadinessSources): Express {
+export function createOpsApp(metrics: Metrics, readiness: InstanceReadiness): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -17,7 +17,7 @@ export function createOpsApp(metrics: Metrics, readiness: ReadinessSources): Exp
   app.set('case sensitive routing', true);
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
-    const state = await checkReadiness(readiness);
+    const state = await readiness.check();
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, state.ready ? 200 : 503, state);
   });

@@ -23,15 +23,26 @@ function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
  * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
  */
 export function authenticate(store: KeyStore): Step {
+  // Every refusal says why in the log (never in the answer: all are the same 401 to the caller).
   const identify = (ctx: Parameters<Step>[0], lookup: Awaited<ReturnType<KeyStore['lookup']>>): void => {
-    if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
-    if (lookup.kind === 'not_found' || lookup.record.status === 'revoked') throw new ApiError('unauthenticated');
+    if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('key_store_unavailable');
+    if (lookup.kind === 'not_found') {
+      if (lookup.keyId !== undefined) ctx.refusedKeyId = lookup.keyId;
+      throw new ApiError('unauthenticated').because(lookup.reason ?? 'unknown_key');
+    }
+    if (lookup.record.status === 'revoked') {
+      ctx.refusedKeyId = lookup.record.id;
+      throw new ApiError('unauthenticated').because('revoked');
+    }
     ctx.key = lookup.record;
+    ctx.keyValue = lookup.previous ? 'previous' : 'current';
   };
   return function authenticateKey(ctx) {
     const value = ctx.req.headers['x-api-key'];
-    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) throw new ApiError('unauthenticated');
-    if (apiKeyHeaderCount(ctx.req.rawHeaders) !== 1 || !isPlausibleKeyValue(value)) throw new ApiError('unauthenticated');
+    if (typeof value !== 'string' || value.length === 0) throw new ApiError('unauthenticated').because('no_key');
+    if (value.length > MAX_KEY_LENGTH) throw new ApiError('unauthenticated').because('key_too_long');
+    if (apiKeyHeaderCount(ctx.req.rawHeaders) !== 1) throw new ApiError('unauthenticated').because('key_header_repeated');
+    if (!isPlausibleKeyValue(value)) throw new ApiError('unauthenticated').because('key_bad_checksum');
     const lookup = store.lookup(sha256Hex(value));
     // The file store and a cached Redis record answer synchronously: no promise on that path.
     if (lookup instanceof Promise) return lookup.then((found) => identify(ctx, found));

@@ -5,6 +5,6 @@ import type { Step } from '../pipeline';
 export function checkEntitlement(): Step {
   return function checkCountryEntitlement(ctx) {
     const country = (ctx.listQuery ?? ctx.itemQuery)!.country;
-    if (!ctx.key!.countries.has(country)) throw new ApiError('country_not_entitled');
+    if (!ctx.key!.countries.has(country)) throw new ApiError('country_not_entitled').because(`country_${country}_not_in_subscription`);
   };
 }

@@ -10,16 +10,21 @@ import type { RequestContext, Step } from '../pipeline';
  * `Retry-After`. A refused request is counted nowhere.
  */
 export function enforceLimits(counters: Counters, metrics: Metrics): Step {
-  const apply = (ctx: RequestContext, decision: LimitDecision): void => {
-    if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1);
+  const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number): void => {
+    if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
+    if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
     metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
     setRateLimitHeaders(ctx.res, decision.windows);
-    if (decision.kind === 'refused') throw new ApiError(decision.code, {}, decision.retryAfterSeconds);
+    if (decision.kind === 'refused') {
+      ctx.window = decision.window;
+      throw new ApiError(decision.code, {}, decision.retryAfterSeconds).because(`${decision.window}_${decision.code === 'rate_limited' ? 'limit' : 'quota'}`);
+    }
   };
   return function enforceKeyLimits(ctx) {
     const key = ctx.key!;
-    const decision = counters.consume(key.id, key.limits);
-    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d));
-    apply(ctx, decision);
+    const atMs = Date.now();
+    const decision = counters.consume(key.id, key.limits, atMs);
+    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs));
+    apply(ctx, decision, atMs);
   };
 }

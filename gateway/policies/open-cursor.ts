@@ -17,7 +17,7 @@ export function openCursor(cursors: CursorCodec): Step {
     ctx.cursorFilters = filters;
     if (query.cursor === undefined) return;
     const check = cursors.open(query.cursor, ctx.key!.id, filters);
-    if (check.kind === 'invalid') throw new ApiError('invalid_cursor');
+    if (check.kind === 'invalid') throw new ApiError('invalid_cursor').because(`cursor_${check.reason}`);
     ctx.cursorPosition = check.position;
   };
 }

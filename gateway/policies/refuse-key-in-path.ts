@@ -12,7 +12,7 @@ export function refuseKeyInPath(): Step {
     const value = ctx.req.headers['x-api-key'];
     const { id, subPath } = ctx.params;
     if (carriesKey(ctx.path, value) || (id !== undefined && carriesKey(id, value)) || (subPath !== undefined && carriesKey(subPath, value))) {
-      throw new ApiError('not_found');
+      throw new ApiError('not_found').because('key_in_path');
     }
   };
 }

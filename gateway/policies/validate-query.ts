@@ -2,6 +2,9 @@ import { ApiError } from '../errors';
 import type { RequestContext, Step } from '../pipeline';
 import { parseEmptyQuery, parseItemQuery, parseListQuery, type QueryParse } from '../validation/query';
 
+/** Parameter names of the surface: only these are named in the logged reason (an unknown name may be a pasted key). */
+const KNOWN_PARAMETERS = new Set(['country', 'listing_type', 'property_type', 'limit', 'cursor']);
+
 /**
  * The refusal naming the parameter. A caller who pasted its key as a parameter name does not get
  * the key echoed back in the body.
@@ -13,8 +16,8 @@ const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>, ctx: Reque
   const shown = failed.parameter.endsWith('…') ? failed.parameter.slice(0, -1) : failed.parameter;
   const pasted = typeof key === 'string' && key.length > 0 && (shown.includes(key) || (shown.length >= 8 && key.includes(shown)));
   return pasted
-    ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.')
-    : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message);
+    ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.').because('key_in_query')
+    : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message).because(KNOWN_PARAMETERS.has(failed.parameter) ? `parameter_${failed.parameter}` : 'parameter_unknown');
 };
 
 /** 400 `invalid_parameter` (with `parameter`) unless the query of `GET /v1/properties` is exactly right. */

@@ -3,6 +3,7 @@ import { ApiError } from '../errors';
 import type { Counters, LimitDecision } from '../limits/counters';
 import { setRateLimitHeaders } from '../limits/ratelimit-headers';
 import type { RequestContext } from '../pipeline';
+import { DEFAULT_REASON } from '../log-reasons';
 import { sendError } from '../send';
 
 /**
@@ -16,10 +17,21 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
     if (err instanceof ApiError) apiError = err;
     else {
       logger.error({ err, request_id: ctx.requestId, path: ctx.path }, 'unexpected error');
-      apiError = new ApiError('internal_error');
+      apiError = new ApiError('internal_error').because('unexpected_error');
     }
     ctx.errorCode = apiError.code;
+    ctx.reason = apiError.reason ?? DEFAULT_REASON[apiError.code];
+    if (ctx.reason.startsWith('upstream_')) ctx.upstream = ctx.reason.slice('upstream_'.length);
     const { res, key } = ctx;
+    // Failures are not charged (CONTRACT part 7): a counted request answered 500 or 503 gives its
+    // count back, off the request's way (the answer does not wait for it).
+    if (key && ctx.counted && (apiError.status === 500 || apiError.status === 503)) {
+      const { atMs, store } = ctx.counted;
+      ctx.counted = undefined;
+      Promise.resolve()
+        .then(() => counters.refund(key.id, atMs, store))
+        .catch((err: unknown) => logger.debug({ err: (err as Error)?.message, key_id: key.id }, 'refund failed'));
+    }
     if (res.headersSent || res.destroyed) {
       res.destroy();
       return;

@@ -76,13 +76,13 @@ const INSIGHTS_RETRY_AFTER_SECONDS = 3600;
 export function insights(upstream: InsightsUpstream): Step {
   return async function answerInsights(ctx) {
     if (!upstream.configured()) {
-      throw new ApiError('not_configured', {}, INSIGHTS_RETRY_AFTER_SECONDS, 'The insights area is announced but not live yet.');
+      throw new ApiError('not_configured', {}, INSIGHTS_RETRY_AFTER_SECONDS, 'The insights area is announced but not live yet.').because('insights_not_configured');
     }
     const key = ctx.key!;
     checkQuery(ctx.rawQuery, ctx.req.headers['x-api-key'], key);
     const result = await upstream.forward(ctx.params.subPath ?? '', ctx.rawQuery, callContext(ctx), { keyId: key.id, tier: key.tier, countries: key.countries });
     if (result.kind === 'answer') return sendJson(ctx.res, 200, result.body);
-    if (result.kind === 'refused') throw new ApiError('invalid_parameter', { parameter: result.parameter });
+    if (result.kind === 'refused') throw new ApiError('invalid_parameter', { parameter: result.parameter }).because('insights_refused_query');
     throw errorForUpstream(result);
   };
 }

@@ -13,7 +13,7 @@ const STORE_RETRY_AFTER_SECONDS = 3600;
 /** The store serving `country`; 503 `not_configured` when no store is configured for it. */
 function storeFor(stores: ListingStores, country: string): ListingsClient {
   const store = stores.forCountry(country);
-  if (!store) throw new ApiError('not_configured', {}, STORE_RETRY_AFTER_SECONDS, `No listing store is configured for ${country} yet.`);
+  if (!store) throw new ApiError('not_configured', {}, STORE_RETRY_AFTER_SECONDS, `No listing store is configured for ${country} yet.`).because('no_store_for_country');
   return store;
 }
 

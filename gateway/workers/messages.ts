@@ -25,6 +25,8 @@ export interface ReadinessAnswer {
 
 export interface WorkerReadiness {
   readonly ready: boolean;
+  /** starting, serving, draining (or refused), as a single process's /readyz says. */
+  readonly status?: string;
   readonly checks: Readonly<Record<string, unknown>>;
 }
 

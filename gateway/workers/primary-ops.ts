@@ -13,7 +13,7 @@ import type { Supervisor } from './supervisor';
  * worker's state.
  */
 export async function primaryReadiness(supervisor: Supervisor): Promise<WorkerReadiness> {
-  if (supervisor.stopping) return { ready: false, checks: { workers: 'draining' } };
+  if (supervisor.stopping) return { ready: false, status: 'draining', checks: { workers: 'draining' } };
   const states = supervisor.workers();
   const answers = await supervisor.readiness();
   const workers: Record<string, string> = {};
@@ -27,7 +27,8 @@ export async function primaryReadiness(supervisor: Supervisor): Promise<WorkerRe
     if (answer && (!sample || (sample.ready && !answer.ready))) sample = answer;
   }
   const ready = supervisor.startedOnce && anyReady;
-  return { ready, checks: { ...(sample?.checks ?? {}), workers } };
+  const status = !supervisor.startedOnce ? 'starting' : anyReady ? 'serving' : (sample?.status ?? 'starting');
+  return { ready, status, checks: { ...(sample?.checks ?? {}), workers } };
 }
 
 /**

@@ -15,6 +15,9 @@ import {
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
+// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
+jest.setTimeout(30_000);
+
 const ADMIN_TOKEN = 'env-admin-token-for-tests-0123456789';
 const TOKENS = { viewer: 'viewer-token-for-tests-0123456789', operator: 'operator-token-for-tests-0123456789', admin: 'named-admin-token-for-tests-0123456789' };
 const NAMES = { viewer: 'vera', operator: 'otto', admin: 'ada' };
@@ -61,6 +64,10 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKEN, ADMIN_TOKENS_FILE: tokensFile },
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
+  // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
+  for (let i = 0; i < 200 && (await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).status !== 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }, 60_000);
 
 afterAll(async () => {

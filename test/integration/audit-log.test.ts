@@ -21,6 +21,9 @@ import { announcedUrl } from '../kit/log-lines';
 import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
+// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
+jest.setTimeout(30_000);
+
 const TOKENS = { ada: 'ada-admin-token-for-audit-tests-0123', otto: 'otto-operator-token-for-audit-tests', vera: 'vera-viewer-token-for-audit-tests-01' };
 const CLI_ACTOR = `cli:${os.userInfo().username}@${os.hostname()}`;
 
@@ -78,6 +81,10 @@ beforeAll(async () => {
     env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile },
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
+  // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
+  for (let i = 0; i < 200 && (await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.vera}` } })).status !== 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }, 60_000);
 
 afterAll(async () => {

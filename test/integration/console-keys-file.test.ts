@@ -9,6 +9,9 @@ import path from 'node:path';
 import { getWithKey, keysFileText, randomKeyValue, removeTempDirs, sha256Hex, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 
+// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
+jest.setTimeout(30_000);
+
 const TOKEN = 'viewer-token-for-the-keys-file-console';
 const keys: KeySpec[] = [
   { id: 'file-one', value: randomKeyValue('one'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: { per_day: 40 } },

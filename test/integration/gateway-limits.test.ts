@@ -17,7 +17,12 @@ import {
   type SendOptions,
   type Stack,
   expectNoKeyValueLogged,
+  makeTempDir,
+  startStub,
+  writeTempFile,
+  type Stub,
 } from '../kit/gateway-stack';
+import { stringify } from 'yaml';
 import { fixtureListings, sampleIds } from '../fixtures/listings';
 
 const LISTINGS = fixtureListings();
@@ -35,12 +40,15 @@ const key = (id: string, limits: KeySpec['limits'], over: Partial<KeySpec> = {})
   ...over,
 });
 
-/** Keyed endpoints; insights is answered 503 not_configured to an Advanced key, and counts. */
+/**
+ * Keyed endpoints; insights is proxied to a stub insights service answering 200 (a 503
+ * not_configured would give its count back: failures are not charged).
+ */
 const ENDPOINTS: Array<{ name: string; path: string; tier: 'standard' | 'advanced'; ok: (a: Answer) => void }> = [
   { name: 'ping', path: '/v1/ping', tier: 'standard', ok: expectKeyedSuccess },
   { name: 'list', path: '/v1/properties?country=GB&limit=2', tier: 'standard', ok: expectKeyedSuccess },
   { name: 'item', path: `/v1/properties/${IDS.publishedGb}?country=GB`, tier: 'standard', ok: expectKeyedSuccess },
-  { name: 'insights', path: '/v1/insights/market', tier: 'advanced', ok: (a) => expectError(a, 'not_configured') },
+  { name: 'insights', path: '/v1/insights/market', tier: 'advanced', ok: expectKeyedSuccess },
 ];
 
 const KEYS: KeySpec[] = [
@@ -67,22 +75,25 @@ const KEYS: KeySpec[] = [
 ];
 
 let stack: Stack;
+let insightsStub: Stub;
 const getAs = (keyId: string, path: string, options: SendOptions = {}): Promise<Answer> =>
   send(stack.url, path, { ...options, headers: { 'x-api-key': stack.key(keyId).value, ...options.headers } });
 
 beforeAll(async () => {
-  stack = await startStack({
-    keys: KEYS,
-    listings: LISTINGS,
-    listingsFormat: 'ndjson',
-    tiers: {
-      standard: { per_minute: 50, per_day: 5000, per_month: 90000 },
-      advanced: { per_minute: 500, per_day: 50000, per_month: 900000 },
-    },
+  insightsStub = await startStub((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{"market":"steady"}');
   });
+  const tiers = {
+    standard: { per_minute: 50, per_day: 5000, per_month: 90000 },
+    advanced: { per_minute: 500, per_day: 50000, per_month: 900000 },
+  };
+  const gatewayConfig = writeTempFile('gateway.yaml', stringify({ tiers, insights: { upstream: insightsStub.url } }), makeTempDir());
+  stack = await startStack({ keys: KEYS, listings: LISTINGS, listingsFormat: 'ndjson', tiers, gateways: [{ GATEWAY_CONFIG: gatewayConfig }] });
 });
 afterAll(async () => {
   await stack?.stop();
+  await insightsStub?.close();
 });
 
 beforeEach(async () => {

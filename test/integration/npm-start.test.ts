@@ -1,6 +1,6 @@
 /**
  * `npm start` (scripts/start-all.ts): the data service and the gateway with the embedded defaults
- * (config/keys.yaml, config/gateway.yaml, generated listings), and the demo keys exactly as the
+ * (config/demo-keys.yaml, config/gateway.yaml, generated listings), and the demo keys exactly as the
  * README's table lists them. Nothing else starts the shipped keys file, so this is what keeps the
  * README's front door true.
  */

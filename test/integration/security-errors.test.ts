@@ -47,6 +47,7 @@ beforeAll(async () => {
   const counters: Counters = {
     consume: (id, limits, now) => (fault === 'counters-throw' ? boom() : memory.consume(id, limits, now)),
     peek: (id, limits, now) => memory.peek(id, limits, now),
+    refund: (id, at) => memory.refund(id, at),
   };
   const codec = createCursorCodec({ encryptionSecret: cursorSecret(), ttlSeconds: 3600 });
   const listings = {

@@ -186,7 +186,7 @@ it('a killed worker is replaced and logged, and the gateway keeps answering', as
   const [victim] = workerPids();
   process.kill(victim!, 'SIGKILL');
   const died = await waitForLine(gateway, '"msg":"worker exited: starting a replacement"');
-  expect(JSON.parse(died)).toMatchObject({ level: 50, pid: victim, signal: 'SIGKILL' });
+  expect(JSON.parse(died)).toMatchObject({ level: 'error', pid: victim, signal: 'SIGKILL' });
   const replacement = JSON.parse(await waitForLine(gateway, '"msg":"replacement worker listening"', 20_000)) as { worker: number };
   // The admin listener's worker is replaced by one that serves it in turn.
   const victimId = (JSON.parse(died) as { worker: number }).worker;

@@ -1,0 +1,100 @@
+/**
+ * Failures are not charged (CONTRACT part 7): a request counted by the limits and then answered 500
+ * or 503 gives its count back in all three windows, with the in-memory counters and with Redis.
+ * Refusals after the limit step (here 400 invalid_parameter) stay counted.
+ */
+import Redis from 'ioredis';
+import { awayFromMinuteEdge, getWithKey, remainingIn, sleep, startStack, type Answer, type Stack } from '../kit/gateway-stack';
+import { usageOf } from '../kit/keys-cli';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+import { keyProvisioner } from '../kit/redis-keys';
+import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
+
+const LIMITS = { per_minute: 1000, per_day: 5000, per_month: 50000 };
+const PAGE = '/v1/properties?country=GB&limit=3';
+
+describe('in-memory counters', () => {
+  let stub: StubUpstream;
+  let stack: Stack;
+  beforeAll(async () => {
+    stub = await startStubUpstream();
+    stack = await startStack({
+      keys: [{ id: 'mem', value: 'it-mem-refund-0123456789', tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: LIMITS }],
+      backendUrl: stub.url,
+      gateways: [{ UPSTREAM_TIMEOUT_MS: '3000' }],
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await stub?.close();
+  });
+
+  const call = (): Promise<Answer> => getWithKey(stack.url, PAGE, stack.key('mem').value);
+  const remaining = (a: Answer): number[] => (['minute', 'day', 'month'] as const).map((w) => remainingIn(a, w)!);
+
+  test('503 and 500 answers give their count back in all three windows; a 400 after the limit step stays counted', async () => {
+    await awayFromMinuteEdge(10_000);
+    stub.mode = 'ok';
+    const first = await call();
+    expect(first.status).toBe(200);
+    const before = remaining(first);
+
+    for (const [mode, status] of [['reset', 503], ['500-stack', 500], ['non-json', 500]] as const) {
+      stub.mode = mode;
+      expect((await call()).status).toBe(status);
+    }
+    stub.mode = 'ok';
+    await sleep(50);
+    const after = await call();
+    expect(after.status).toBe(200);
+    // Only `after` itself was charged since `first`.
+    expect(remaining(after)).toEqual(before.map((r) => r - 1));
+
+    // A refusal after the limit step (400 invalid_parameter) is not a failure of ours: charged.
+    expect((await getWithKey(stack.url, '/v1/properties?country=GB&limit=0', stack.key('mem').value)).status).toBe(400);
+    const last = await call();
+    expect(remaining(last)).toEqual(before.map((r) => r - 3));
+  });
+});
+
+describe('Redis counters: the data service stopped leaves keys usage unchanged', () => {
+  let redisServer: RedisServer;
+  let redis: Redis;
+  let stack: Stack;
+  let value = '';
+  beforeAll(async () => {
+    redisServer = await startRedis();
+    redis = new Redis(redisServer.url);
+    stack = await startStack({
+      keys: [],
+      gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', UPSTREAM_TIMEOUT_MS: '3000' }],
+    });
+    value = await keyProvisioner(redis, stack.gatewayConfig)('paying', LIMITS);
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    redis?.disconnect();
+    await redisServer?.stop();
+  });
+
+  test('one 200 counts 1; then, the data service stopped, 503s leave the count at 1 in every window', async () => {
+    await awayFromMinuteEdge(15_000);
+    expect((await getWithKey(stack.url, PAGE, value)).status).toBe(200);
+    expect(await usageOf(redisServer.url, 'paying')).toEqual({ minute: 1, day: 1, month: 1 });
+
+    await stack.backend!.stop();
+    for (let i = 0; i < 3; i++) {
+      const failed = await getWithKey(stack.url, PAGE, value);
+      expect(failed.status).toBe(503);
+      expect(failed.body).toMatchObject({ error: 'service_unavailable' });
+    }
+    // The count is given back right after the answer (off the request's way): poll briefly.
+    const deadline = Date.now() + 5000;
+    let usage = await usageOf(redisServer.url, 'paying');
+    while (usage.day !== 1 && Date.now() < deadline) {
+      await sleep(100);
+      usage = await usageOf(redisServer.url, 'paying');
+    }
+    expect(usage).toEqual({ minute: 1, day: 1, month: 1 });
+  }, 60_000);
+});

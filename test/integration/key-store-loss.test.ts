@@ -1,0 +1,148 @@
+/**
+ * Losing the Redis key store is loud and survivable (CONTRACT part 7). Redis restarted empty under
+ * load, two gateways: no 401 for a key that was valid (known keys keep working from each instance's
+ * cache, an unknown one is 503), the loss logged as an error and exported as a metric, /readyz still
+ * 200 naming the loss; `keys import` of a `keys export` restores service. A FLUSHALL (redis-cli) is
+ * caught too. Also here, as they need the admin API: failed admin authentications are logged
+ * without the token, and a Redis outage is one log line without a stack.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { getWithKey, makeTempDir, removeTempDirs, sleep, startStack, type Answer, type Proc, type Stack } from '../kit/gateway-stack';
+import { runKeysCli } from '../kit/keys-cli';
+import { announcedUrl } from '../kit/log-lines';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+
+const ADMIN_TOKEN = 'admin-token-for-loss-tests-0123456789';
+let redisServer: RedisServer;
+let stack: Stack;
+let gateways: Proc[];
+const values: Record<string, string> = {};
+let exportFile: string;
+
+async function createKey(id: string): Promise<string> {
+  const result = await runKeysCli(redisServer.url, ['create', '--id', id, '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1', '--per-minute', '100000', '--per-day', '1000000', '--per-month', '10000000']);
+  expect(result.code).toBe(0);
+  return result.stdout.trim().split('\n').pop()!;
+}
+
+const metric = async (g: Proc, name: string): Promise<number | undefined> => {
+  const text = await (await fetch(`${await announcedUrl(g, 'ops listening')}/metrics`)).text();
+  const m = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+};
+
+async function until(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await sleep(100);
+  }
+}
+
+const lostLines = (g: Proc): string[] => g.output.filter((l) => l.includes('"msg":"key store lost'));
+
+beforeAll(async () => {
+  redisServer = await startRedis();
+  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis', OPS_PORT: '0' };
+  stack = await startStack({ keys: [], gateways: [{ ...env, ADMIN_TOKEN, ADMIN_PORT: '0' }, env] });
+  gateways = stack.gateways;
+  for (const id of ['warm-a', 'warm-b', 'cold-c']) values[id] = await createKey(id);
+  exportFile = path.join(makeTempDir(), 'keys-backup.yaml');
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await redisServer?.stop();
+  removeTempDirs();
+});
+
+test('keys export writes every record, hashes only', async () => {
+  const result = await runKeysCli(redisServer.url, ['export', exportFile]);
+  expect(result).toMatchObject({ code: 0, stdout: `exported 3 keys to ${exportFile} (hashes only)\n` });
+  const text = fs.readFileSync(exportFile, 'utf8');
+  for (const id of Object.keys(values)) expect(text).toContain(`id: ${id}`);
+  for (const value of Object.values(values)) expect(text).not.toContain(value);
+  expect(text.match(/key_sha256: [0-9a-f]{64}/g)).toHaveLength(3);
+});
+
+test('failed admin authentications are logged, never with the token', async () => {
+  const adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  const wrong = 'not-the-admin-token-0123456789-secret';
+  expect((await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${wrong}` } })).status).toBe(401);
+  expect((await fetch(`${adminUrl}/admin/keys`)).status).toBe(401);
+  await until('two failed-authentication lines', () => gateways[0]!.output.filter((l) => l.includes('admin authentication failed')).length >= 2);
+  const lines = gateways[0]!.output.filter((l) => l.includes('admin authentication failed')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(lines.map((l) => l.reason)).toEqual(['wrong_token', 'no_token']);
+  expect(lines[0]).toMatchObject({ level: 'warn', method: 'GET', ip: expect.any(String) });
+  expect(gateways[0]!.output.join('\n')).not.toContain(wrong);
+});
+
+test('Redis restarted empty under load: no 401 for a valid key, the loss logged and measured; import restores', async () => {
+  // Both gateways know warm-a and warm-b; neither has seen cold-c.
+  for (const g of gateways) for (const id of ['warm-a', 'warm-b']) expect((await getWithKey(g.url, '/v1/ping', values[id]!)).status).toBe(200);
+
+  let running = true;
+  const answers: Answer[] = [];
+  const load = Promise.all(
+    Array.from({ length: 4 }, async (_, worker) => {
+      while (running) answers.push(await getWithKey(gateways[worker % 2]!.url, '/v1/ping', values[worker < 2 ? 'warm-a' : 'warm-b']!, { timeoutMs: 15_000 }));
+    }),
+  );
+  await sleep(300);
+  await redisServer.kill();
+  // While Redis is away, the admin API answers 503 and logs one line, no stack.
+  const adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  expect((await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(503);
+  await redisServer.restart(); // empty: no persistence
+
+  for (const g of gateways) await until('the loss logged', () => lostLines(g).length === 1);
+  for (const g of gateways) expect(await metric(g, 'gateway_key_store_lost')).toBe(1);
+  const ready = await fetch(`${await announcedUrl(gateways[1]!, 'ops listening')}/readyz`);
+  expect(ready.status).toBe(200);
+  expect(await ready.json()).toMatchObject({ ready: true, checks: { keys: 'lost', redis: 'ok' } });
+  await sleep(1500); // more load on the lost store
+  running = false;
+  await load;
+
+  expect(answers.length).toBeGreaterThan(40);
+  expect(answers.filter((a) => a.status === 401)).toEqual([]);
+  for (const a of answers) expect([200, 503]).toContain(a.status);
+  // Known keys on both instances still work; the unknown one cannot be judged: 503, not 401.
+  for (const g of gateways) {
+    expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
+    expect((await getWithKey(g.url, '/v1/ping', values['cold-c']!)).body).toMatchObject({ error: 'service_unavailable' });
+  }
+  const lost = JSON.parse(lostLines(gateways[0]!)[0]!) as Record<string, unknown>;
+  expect(lost).toMatchObject({ level: 'error', reason: 'key_store_lost' });
+  const adminLines = gateways[0]!.output.filter((l) => l.includes('admin request failed'));
+  expect(adminLines.length).toBe(1);
+  expect(JSON.parse(adminLines[0]!)).toMatchObject({ level: 'warn', reason: 'redis_unavailable', err: expect.any(String) });
+  expect(adminLines[0]).not.toMatch(/"stack"|\\n\s+at /);
+
+  // Restore from the export: every key works again, the cold one included, and the metric is back to 0.
+  const restored = await runKeysCli(redisServer.url, ['import', exportFile]);
+  expect(restored).toMatchObject({ code: 0, stdout: expect.stringContaining('imported 3 keys') });
+  for (const g of gateways) await until('restored', () => g.output.some((l) => l.includes('"msg":"key store restored')));
+  for (const g of gateways) {
+    expect(await metric(g, 'gateway_key_store_lost')).toBe(0);
+    await until('cold-c answered', async () => (await getWithKey(g.url, '/v1/ping', values['cold-c']!)).status === 200);
+  }
+}, 90_000);
+
+test('a FLUSHALL is caught as a loss too (by the periodic check)', async () => {
+  // The import announced every key as changed: each gateway reads warm-a again, and so knows it.
+  for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
+  execFileSync('redis-cli', ['-p', String(redisServer.port), 'FLUSHALL']);
+  for (const g of gateways) await until('second loss logged', () => lostLines(g).length === 2);
+  for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
+  const redis = new Redis(redisServer.url);
+  try {
+    // The gateways do not write the marker back: the store stays lost until an operator restores it.
+    expect(await redis.exists('lgw:keystore:epoch')).toBe(0);
+  } finally {
+    redis.disconnect();
+  }
+}, 30_000);

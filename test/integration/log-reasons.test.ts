@@ -1,0 +1,130 @@
+/**
+ * Logs that answer tickets: every refusal line says why (`reason`, never in the answer), names the
+ * key whenever a record was found (revoked, grace over, paused...), the quota window, the upstream
+ * failure kind, and which value of a rolled key authenticated. Levels by name and one ISO time
+ * format in both services.
+ */
+import { stringify } from 'yaml';
+import {
+  makeTempDir, randomKeyValue, removeTempDirs, send, sha256Hex, sleep, startBackend, startGateway, writeGatewayConfig, writeListingsFile,
+  writeTempFile, type Answer, type Proc,
+} from '../kit/gateway-stack';
+import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
+
+const V = {
+  gb: randomKeyValue('gb'),
+  revoked: randomKeyValue('revoked'),
+  paused: randomKeyValue('paused'),
+  rolledNew: randomKeyValue('rolled-new'),
+  rolledOld: randomKeyValue('rolled-old'),
+  expiredNew: randomKeyValue('expired-new'),
+  expiredOld: randomKeyValue('expired-old'),
+  elsewhere: randomKeyValue('elsewhere'),
+  daily: randomKeyValue('daily'),
+  minute: randomKeyValue('minute'),
+};
+const entry = (id: string, value: string, extra: Record<string, unknown> = {}) => ({
+  id, key_sha256: sha256Hex(value), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', ...extra,
+});
+
+let stub: StubUpstream;
+let gateway: Proc;
+let sequence = 0;
+
+beforeAll(async () => {
+  stub = await startStubUpstream();
+  const dir = makeTempDir();
+  const keysFile = writeTempFile('keys.yaml', stringify({
+    keys: [
+      entry('gb', V.gb),
+      entry('revoked', V.revoked, { status: 'revoked' }),
+      entry('paused', V.paused, { status: 'paused', pause_reason: 'payment_dispute' }),
+      entry('rolled', V.rolledNew, { previous_key_sha256: sha256Hex(V.rolledOld), previous_key_expires_at: new Date(Date.now() + 3_600_000).toISOString() }),
+      entry('expired', V.expiredNew, { previous_key_sha256: sha256Hex(V.expiredOld), previous_key_expires_at: new Date(Date.now() - 60_000).toISOString() }),
+      entry('elsewhere', V.elsewhere, { address: '203.0.113.7' }),
+      entry('daily', V.daily, { limits: { per_day: 1 } }),
+      entry('minute', V.minute, { limits: { per_minute: 1 } }),
+    ],
+  }), dir);
+  gateway = await startGateway({ backendUrl: stub.url, keysFile, gatewayConfig: writeGatewayConfig(undefined, dir), env: { UPSTREAM_TIMEOUT_MS: '2000' } });
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await stub?.close();
+  removeTempDirs();
+});
+
+/** Sends a request and returns its answer and its log line. */
+async function logged(path: string, key?: string): Promise<{ answer: Answer; line: Record<string, unknown> }> {
+  const id = `log-reason-${++sequence}`;
+  const answer = await send(gateway.url, path, { headers: { 'x-request-id': id, ...(key ? { 'x-api-key': key } : {}) } });
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const text = gateway.output.find((l) => l.includes(`"request_id":"${id}"`));
+    if (text) return { answer, line: JSON.parse(text) as Record<string, unknown> };
+    if (Date.now() > deadline) throw new Error(`no log line for ${id}`);
+    await sleep(20);
+  }
+}
+
+test.each([
+  ['no key', '/v1/ping', undefined, { error: 'unauthenticated', reason: 'no_key' }, []],
+  ['unknown key', '/v1/ping', randomKeyValue('unknown'), { error: 'unauthenticated', reason: 'unknown_key' }, ['key_id']],
+  ['revoked key', '/v1/ping', V.revoked, { error: 'unauthenticated', reason: 'revoked', key_id: 'revoked' }, []],
+  ['previous value after its grace', '/v1/ping', V.expiredOld, { error: 'unauthenticated', reason: 'expired_grace', key_id: 'expired' }, []],
+  ['another address', '/v1/ping', V.elsewhere, { error: 'ip_not_allowed', reason: 'address_not_registered', key_id: 'elsewhere' }, []],
+  ['paused key', '/v1/ping', V.paused, { error: 'key_paused', reason: 'paused_payment_dispute', key_id: 'paused' }, []],
+  ['Standard key on insights', '/v1/insights/x', V.gb, { error: 'upgrade_required', reason: 'tier_standard', key_id: 'gb' }, []],
+  ['country outside the subscription', '/v1/properties?country=FR', V.gb, { error: 'country_not_entitled', reason: 'country_FR_not_in_subscription', key_id: 'gb' }, []],
+  ['bad parameter', '/v1/properties?country=GB&limit=0', V.gb, { error: 'invalid_parameter', reason: 'parameter_limit', key_id: 'gb' }, []],
+  ['bad cursor', '/v1/properties?country=GB&cursor=abc', V.gb, { error: 'invalid_cursor', reason: 'cursor_malformed', key_id: 'gb' }, []],
+  ['unknown path', '/v1/nowhere', V.gb, { error: 'not_found', reason: 'unknown_path' }, ['key_id']],
+])('%s: the log line says why, the answer does not', async (_label, path, key, expected, absent) => {
+  const { answer, line } = await logged(path, key);
+  expect(line).toMatchObject(expected);
+  for (const field of absent) expect(line).not.toHaveProperty(field);
+  expect(Object.keys(answer.body as object)).not.toContain('reason');
+  expect(answer.text).not.toContain(String(expected.reason));
+});
+
+test('quota and limit refusals name their window', async () => {
+  expect((await logged('/v1/ping', V.daily)).answer.status).toBe(200);
+  expect((await logged('/v1/ping', V.daily)).line).toMatchObject({ error: 'quota_exceeded', reason: 'day_quota', window: 'day', key_id: 'daily' });
+  expect((await logged('/v1/ping', V.minute)).answer.status).toBe(200);
+  const minute = (await logged('/v1/ping', V.minute)).line;
+  // The day's quota is far away: the minute refused (unless the minute turned over between the two).
+  if (minute.error) expect(minute).toMatchObject({ error: 'rate_limited', reason: 'minute_limit', window: 'minute' });
+});
+
+test('a rolled key logs which value authenticated', async () => {
+  expect((await logged('/v1/ping', V.rolledNew)).line).toMatchObject({ status: 200, key_id: 'rolled', key_value: 'current' });
+  expect((await logged('/v1/ping', V.rolledOld)).line).toMatchObject({ status: 200, key_id: 'rolled', key_value: 'previous' });
+});
+
+test('data service failures name their kind', async () => {
+  stub.mode = 'reset';
+  expect((await logged('/v1/properties?country=GB', V.gb)).line).toMatchObject({ status: 503, level: 'error', reason: 'upstream_unreachable', upstream: 'unreachable' });
+  stub.mode = '500-stack';
+  expect((await logged('/v1/properties?country=GB', V.gb)).line).toMatchObject({ status: 500, reason: 'upstream_server_error', upstream: 'server_error' });
+  stub.mode = 'non-json';
+  expect((await logged('/v1/properties?country=GB', V.gb)).line).toMatchObject({ status: 500, reason: 'upstream_unreadable', upstream: 'unreadable' });
+  stub.mode = 'ok';
+});
+
+test('both services write level names and ISO 8601 UTC times', async () => {
+  const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+  const backend = await startBackend(writeListingsFile([], 'json', makeTempDir()));
+  try {
+    for (const lines of [gateway.output, backend.output]) {
+      const json = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: unknown; time: unknown });
+      expect(json.length).toBeGreaterThan(0);
+      for (const l of json) {
+        expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).toContain(l.level);
+        expect(l.time).toMatch(ISO);
+      }
+    }
+  } finally {
+    await backend.stop();
+  }
+});
