@@ -28,6 +28,7 @@ import { sendError } from './send';
 import type { InsightsUpstream } from './upstream/insights-client';
 import type { ListingStores } from './upstream/listing-stores';
 import type { UsageRecorder } from './usage/usage-recorder';
+import type { QuotaWatcher } from './webhooks/quota-thresholds';
 
 export interface AppDeps {
   readonly logger: Logger;
@@ -43,6 +44,8 @@ export interface AppDeps {
   readonly trustedProxies: readonly string[];
   /** Usage history: told of every answer to an identified key (in memory; flushed apart from requests). */
   readonly usage?: UsageRecorder;
+  /** Quota notifications: sees each limit decision (no I/O unless a threshold is crossed). */
+  readonly quotaWatcher?: QuotaWatcher;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -83,7 +86,8 @@ export function createGateway(deps: AppDeps): RequestListener {
   // An address over its budget of refused authentications gets 429 before any key look-up.
   const authenticateKey = deps.refusedAuth ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore)) : authenticate(deps.keyStore);
   const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
-  const limits = enforceLimits(deps.counters, deps.metrics);
+  const watcher = deps.quotaWatcher;
+  const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));
   const routes: Record<Exclude<RouteName, 'reference'>, readonly Step[]> = {
     ping: [...identify, limits, validateNoQuery(), ping()],
     properties: [...identify, limits, validateListQuery(), checkEntitlement(), openCursor(deps.cursors), listProperties(deps.stores, deps.cursors)],

@@ -7,7 +7,7 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
-import { DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
+import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
 import { createFileKeyStore, type FileKeyStore } from './keys/file-key-store';
@@ -53,6 +53,10 @@ import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
 import { createUsageRoutes, USAGE_PATHS } from './usage/usage-routes';
+import { createKeyEventSink } from './webhooks/key-events';
+import { redisDeadLetters } from './webhooks/redis-webhook-queue';
+import { startWebhooks } from './webhooks/start-webhooks';
+import { createWebhookRoutes, WEBHOOK_PATHS } from './webhooks/webhook-routes';
 import { addDays, dayOf } from './usage/usage-dates';
 import { dailyUsage, monthlyReport, reportCsv } from './usage/usage-reports';
 
@@ -166,7 +170,26 @@ async function main(): Promise<void> {
   // Its own connection with a longer timeout: flushes are off the request's way, and a timed-out
   // increment is dropped rather than risk counting twice.
   const usageStore = redis ? createRedisUsageStore(connect('usage', true, ADMIN_COMMAND_TIMEOUT_MS)) : createMemoryUsageStore();
-  const usage = createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger });
+  const usage = env.USAGE_HISTORY === 'on' ? createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger }) : undefined;
+
+  // Quota notifications and key events, signed per Standard Webhooks: durable in Redis, else in memory (best effort).
+  const webhooks = env.WEBHOOK_URL
+    ? startWebhooks(
+        {
+          url: env.WEBHOOK_URL,
+          secret: env.WEBHOOK_SECRET!,
+          timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+          retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+          retryMaxMs: env.WEBHOOK_RETRY_MAX_MS,
+          giveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER_MS,
+          concurrency: env.WEBHOOK_CONCURRENCY,
+          pollMs: env.WEBHOOK_POLL_MS,
+          thresholds: gatewayConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS,
+        },
+        logger,
+        redis ? { commands: connect('webhooks', false, ADMIN_COMMAND_TIMEOUT_MS), waiting: connect('webhooks-wait', false, env.WEBHOOK_POLL_MS + 5_000) } : undefined,
+      )
+    : undefined;
 
   const cursorSecret = env.CURSOR_SECRET ?? randomBytes(32).toString('base64url');
   if (!env.CURSOR_SECRET) {
@@ -188,15 +211,17 @@ async function main(): Promise<void> {
     stores,
     insights,
     trustedProxies: env.TRUST_PROXY,
-    usage,
+    ...(usage ? { usage } : {}),
+    ...(webhooks ? { quotaWatcher: webhooks.watcher } : {}),
   });
 
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-  const keyAdmin = adminOn && redisStore ? createKeyAdmin(connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS), gatewayConfig, logger, {
-    maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS,
-  }) : undefined;
+  const adminRedis = adminOn && redisStore ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
+  const keyAdmin = adminRedis
+    ? createKeyAdmin(adminRedis, gatewayConfig, logger, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(adminRedis, logger))
+    : undefined;
 
   const fileAudit = createMemoryAuditLog();
   let currentFileKeys: readonly FileKey[] = fileKeys ?? [];
@@ -216,6 +241,7 @@ async function main(): Promise<void> {
         }
         redisStore?.updateConfig(nextConfig);
         keyAdmin?.updateConfig(nextConfig);
+        webhooks?.watcher.update(nextConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
         stores.update(nextConfig.stores);
         const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
         if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
@@ -282,7 +308,13 @@ async function main(): Promise<void> {
         );
       const usageRoutes = createUsageRoutes(usageStore, keyExists);
       const store = redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews);
-      adminApp = createAdminApp(keyAdmin, operators, logger, { routers: [usageRoutes], methods: USAGE_PATHS, console: consoleRouter(store) });
+      // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
+      const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
+      adminApp = createAdminApp(keyAdmin, operators, logger, {
+        routers: [usageRoutes, webhookRoutes],
+        methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
+        console: consoleRouter(store),
+      });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
@@ -322,7 +354,7 @@ async function main(): Promise<void> {
           }),
       ),
     )
-      .then(() => Promise.all([stores.close(), insights.close(), usage.close()]))
+      .then(() => Promise.all([stores.close(), insights.close(), usage?.close(), webhooks?.close()]))
       .then(() => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))))
       .finally(() => {
         clearInterval(sweep);

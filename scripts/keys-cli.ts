@@ -16,6 +16,8 @@ import { checkAtStartup } from '../gateway/redis/startup-check';
 import { redisKeys } from '../gateway/keys/redis-layout';
 import { createRedisUsageStore } from '../gateway/usage/redis-usage-store';
 import { monthReport, UsageArgumentError, usageTable } from '../gateway/usage/usage-cli';
+import { createKeyEventSink } from '../gateway/webhooks/key-events';
+import { redisDeadLetters } from '../gateway/webhooks/redis-webhook-queue';
 import pino from 'pino';
 
 const USAGE = `usage: npm run --silent keys -- <command>
@@ -23,6 +25,7 @@ const USAGE = `usage: npm run --silent keys -- <command>
   list | show ID | usage ID
   usage ID --days N   accepted and refused requests per UTC day, the last N days (a table)
   report --month YYYY-MM [--csv]   every key's totals for the month (the billing export)
+  webhooks dead | webhooks resend ID   webhook events that gave up; send one again
   set ID [--tier ..] [--countries ..] [--address ..] [--per-minute N] [--per-day N] [--per-month N]
   pause ID --reason unpaid_renewal|payment_dispute | settle ID | revoke ID
   roll ID --grace SECONDS
@@ -93,6 +96,17 @@ async function runStoreCommand(admin: KeyAdmin, redis: RedisClient, command: str
       await admin.show(id); // an unknown id is an error, not an empty table
       process.stdout.write(await usageTable(createRedisUsageStore(redis), id, values.days));
       return;
+    }
+    case 'webhooks': {
+      const dead = redisDeadLetters(redis);
+      if (args[0] === 'dead') return print(await dead.deadLetters());
+      if (args[0] === 'resend') {
+        if (!args[1]) throw new UsageError('webhooks resend needs an event id (see webhooks dead)');
+        if (!(await dead.resend(args[1]))) throw new UsageError(`no dead letter with id "${args[1]}"`);
+        process.stdout.write(`queued ${args[1]} again\n`);
+        return;
+      }
+      throw new UsageError('webhooks takes dead or resend ID');
     }
     case 'report':
       process.stdout.write(await monthReport(createRedisUsageStore(redis), typeof values.month === 'string' ? values.month : undefined, values.csv === true));
@@ -173,7 +187,7 @@ async function main(argv: string[]): Promise<number> {
     const outcome = await checkAtStartup(redis, topology, health, () => redis.smembers(redisKeys.ids), 5000);
     if (outcome.kind === 'refused') throw new UsageError(`environment variable ${outcome.line}`);
     if (outcome.kind === 'away') throw new UsageError(`cannot reach Redis at ${topology.where}`);
-    const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS });
+    const admin = createKeyAdmin(redis, config, undefined, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(redis));
     // The CLI has no token: its changes are recorded as the OS user on this host.
     const actor = { name: `cli:${os.userInfo().username}@${os.hostname()}`, channel: 'cli' } as const;
     await runAs(actor, () => runStoreCommand(admin, redis, command, args, values));

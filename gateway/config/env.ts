@@ -6,6 +6,13 @@ import { parseRedisTopology, type RedisTopology } from './redis-env';
 const port = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).default(fallback);
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/** Standard Webhooks secrets: `whsec_` + base64 of 24 to 64 bytes. The message never shows the value. */
+const webhookSecret = z.string().refine((v) => {
+  const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(v);
+  if (!m || m[1]!.length % 4 !== 0) return false;
+  const bytes = Buffer.from(m[1]!, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}, 'must be "whsec_" followed by the base64 of 24 to 64 random bytes (the value is not shown)');
 const base64url32 = z
   .string()
   .regex(/^[A-Za-z0-9_-]{43}$/, 'must be base64url of exactly 32 bytes (43 characters)');
@@ -74,6 +81,22 @@ const EnvSchema = z.object({
   ADMIN_TOKENS_FILE: z.string().min(1).optional(),
   /** Usage history is counted in memory and written to its store this often (ms); a crash loses at most this much. */
   USAGE_FLUSH_MS: positiveInt(2000),
+  /** `off` stops recording usage history (reports keep what was recorded); for comparison in the bench. */
+  USAGE_HISTORY: z.enum(['on', 'off']).default('on'),
+  /** Quota notifications and key events are POSTed here, signed per Standard Webhooks; unset: off. */
+  WEBHOOK_URL: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http:// or https:// URL').optional(),
+  WEBHOOK_SECRET: webhookSecret.optional(),
+  /** A delivery unanswered after this long counts as failed (and is retried). */
+  WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+  /** First retry wait; doubled per attempt up to WEBHOOK_RETRY_MAX_MS, with jitter. */
+  WEBHOOK_RETRY_BASE_MS: positiveInt(5_000),
+  WEBHOOK_RETRY_MAX_MS: positiveInt(3_600_000),
+  /** An event still failing this long after it was queued goes to the dead letters (default 24 h). */
+  WEBHOOK_GIVE_UP_AFTER_MS: positiveInt(86_400_000),
+  /** Deliveries in flight at once per instance. */
+  WEBHOOK_CONCURRENCY: positiveInt(4),
+  /** How often due retries and abandoned deliveries are looked for. */
+  WEBHOOK_POLL_MS: positiveInt(1_000),
   /**
    * Key ids that get per-key metric series (`gateway_key_requests_total{key_id}`): comma-separated,
    * or `*` for every key (small deployments only: one series per key and status). Unset: none.
@@ -111,6 +134,12 @@ function checkCombinations(env: Env): void {
   if (env.GATEWAY_WORKERS !== 1 && !env.redis) {
     // Checked for `auto` too, whatever the core count: a configuration valid on one machine only is a trap.
     throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
+  }
+  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) {
+    throw new ConfigError('environment variable WEBHOOK_SECRET: needed with WEBHOOK_URL (whsec_ + base64 of 24 to 64 random bytes)');
+  }
+  if (env.WEBHOOK_SECRET && !env.WEBHOOK_URL) {
+    throw new ConfigError('environment variable WEBHOOK_URL: needed with WEBHOOK_SECRET (where to send events)');
   }
   // ADMIN_TOKEN / ADMIN_TOKENS_FILE with the keys file: the admin listener serves the console alone,
   // read-only (the admin API manages the Redis key store).

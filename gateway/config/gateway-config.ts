@@ -64,8 +64,22 @@ const GatewayConfigSchema = z
       .optional(),
     /** The insights area. Absent: `/v1/insights/*` answers 503 `not_configured` to Advanced keys. */
     insights: z.object({ upstream: httpUrl }).strict().optional(),
+    /** Quota notifications (with WEBHOOK_URL): the percentages of a daily or monthly quota that send `quota.threshold`. */
+    webhooks: z
+      .object({
+        quota_thresholds: z
+          .array(z.number().int().min(1).max(100))
+          .min(1)
+          .max(10)
+          .refine((list) => new Set(list).size === list.length, 'must not repeat a percentage'),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
+
+/** The thresholds when `webhooks.quota_thresholds` is not set. */
+export const DEFAULT_QUOTA_THRESHOLDS: readonly number[] = Object.freeze([80, 90, 100]);
 
 export type TierName = 'standard' | 'advanced';
 export interface Limits {
@@ -87,6 +101,8 @@ export interface GatewayConfig {
   readonly refusedAuthPerMinute?: number;
   readonly stores: StoreRoutes;
   readonly insightsUpstream?: string;
+  /** Percentages of a quota that send `quota.threshold`, ascending (absent: DEFAULT_QUOTA_THRESHOLDS). */
+  readonly quotaThresholds?: readonly number[];
 }
 
 export const toLimits = (l: z.infer<typeof LimitsSchema>): Limits =>
@@ -106,5 +122,6 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     stores: Object.freeze(stores),
     refusedAuthPerMinute: raw.refused_authentication?.per_address_per_minute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE,
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
+    quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
   });
 }

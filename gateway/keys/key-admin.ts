@@ -14,6 +14,7 @@ import { newEpoch } from './key-store-epoch';
 import { checkKeyEntry, KeyEntryFields, readKeysFile, toKeyRecord, type KeyEntry } from './keys-file';
 import { createRecordWrites } from './record-writes';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
+import type { KeyEventSink } from '../webhooks/webhook-event';
 
 /** What operators see of a key: never a hash, never a value. */
 export interface KeyView {
@@ -75,7 +76,13 @@ const nowIso = (): string => new Date().toISOString();
  * message naming the hashes involved, so every gateway drops them from its cache at once. The actor
  * is the one the channel set with `runAs` (gateway/audit/actor.ts).
  */
-export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig, logger?: Logger, auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION) {
+export function createKeyAdmin(
+  redis: RedisClient,
+  initialConfig: GatewayConfig,
+  logger?: Logger,
+  auditRetention: AuditRetention = DEFAULT_AUDIT_RETENTION,
+  events?: KeyEventSink,
+) {
   let config = initialConfig;
   const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
   /**
@@ -96,6 +103,8 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
       logger?.error({ err: (err as Error).message, key_id: id, action }, 'key change stored but not written to the audit log');
     }
   };
+  /** Key events (webhooks) after a committed change: ids and changed fields, never a hash or value. */
+  const emit: KeyEventSink = events ?? (async () => undefined);
   const view = (s: StoredKey): KeyView => {
     const record = toKeyRecord(s, config);
     return {
@@ -154,7 +163,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
 
   const insertAction = (allowReplace: boolean): AuditAction => (allowReplace ? 'import' : 'create');
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
-  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<void> {
+  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<'created' | 'replaced'> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const json = await redis.get(redisKeys.record(entry.id));
       const existing = parseStoredKey(json);
@@ -175,7 +184,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
         await redis.set(redisKeys.epoch, newEpoch(), 'NX');
         await audited(insertAction(allowReplace), entry.id, existing, stored);
         await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-        return;
+        return existing ? 'replaced' : 'created';
       }
     }
     throw writes.concurrent();
@@ -189,6 +198,12 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     return Object.keys(limits).length ? { limits } : {};
   };
 
+  /** A record's fields for an event: what operators see (no hash, no value), under `key_id`. */
+  const eventFields = (s: StoredKey): Record<string, unknown> => {
+    const { id, created_at: _c, updated_at: _u, ...fields } = view(s);
+    return { key_id: id, ...fields };
+  };
+
   return {
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
@@ -196,6 +211,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, ...rest } = fields;
       await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
+      await emit('key.created', eventFields(await load(fields.id)));
       return { id: fields.id, key };
     },
     async list(): Promise<KeyView[]> {
@@ -221,33 +237,41 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     },
     async set(id: string, input: unknown): Promise<KeyView> {
       const fields = checked(parseInput(SetSchema, input));
-      return view(await update(id, 'change', (s) => ({
+      const changed = view(await update(id, 'change', (s) => ({
         ...s,
         ...(fields.tier ? { tier: fields.tier } : {}),
         ...(fields.countries ? { countries: fields.countries } : {}),
         ...(fields.address ? { address: fields.address } : {}),
         ...overrides(fields, s.limits),
       })));
+      await emit('key.changed', { key_id: id, ...fields });
+      return changed;
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
       const pauseReason = parseInput(z.object({ reason: PauseReason }), { reason }).reason;
-      return view(await update(id, 'pause', (s) => {
+      const paused = view(await update(id, 'pause', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be paused.');
         return { ...s, status: 'paused', pause_reason: pauseReason };
       }));
+      await emit('key.paused', { key_id: id, status: 'paused', pause_reason: pauseReason });
+      return paused;
     },
     async settle(id: string): Promise<KeyView> {
-      return view(await update(id, 'settle', (s) => {
+      const settled = view(await update(id, 'settle', (s) => {
         if (s.status === 'revoked') throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, 'A revoked key cannot be settled.');
         const { pause_reason: _r, ...rest } = s;
         return { ...rest, status: 'active' };
       }));
+      await emit('key.settled', { key_id: id, status: 'active' });
+      return settled;
     },
     async revoke(id: string): Promise<KeyView> {
-      return view(await update(id, 'revoke', (s) => {
+      const revoked = view(await update(id, 'revoke', (s) => {
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
       }));
+      await emit('key.revoked', { key_id: id, status: 'revoked' });
+      return revoked;
     },
     /** A new value for the key; the old one keeps working for `graceSeconds`. */
     async roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }> {
@@ -260,6 +284,7 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });
+      await emit('key.rolled', { key_id: id, previous_key_valid_until: grace > 0 ? new Date(Date.now() + grace * 1000).toISOString() : null });
       return { id, key };
     },
     /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */
@@ -276,7 +301,10 @@ export function createKeyAdmin(redis: RedisClient, initialConfig: GatewayConfig,
     async import(file: string, options: { allowDemo?: boolean } = {}): Promise<string[]> {
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
-      for (const entry of entries) await insert(entry, true);
+      for (const entry of entries) {
+        const done = await insert(entry, true);
+        await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(await load(entry.id)));
+      }
       return entries.map((e) => e.id);
     },
   };

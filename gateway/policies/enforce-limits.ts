@@ -9,10 +9,16 @@ import type { RequestContext, Step } from '../pipeline';
  * Sets `RateLimit-Policy` / `RateLimit`; refuses with 429 `quota_exceeded` or `rate_limited` and
  * `Retry-After`. A refused request is counted nowhere.
  */
-export function enforceLimits(counters: Counters, metrics: Metrics): Step {
+export function enforceLimits(
+  counters: Counters,
+  metrics: Metrics,
+  /** Told of every decision, synchronously (quota notifications); must not wait on anything. */
+  onDecision?: (keyId: string, decision: LimitDecision) => void,
+): Step {
   const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number): void => {
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
     if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
+    onDecision?.(ctx.key!.id, decision);
     metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
     setRateLimitHeaders(ctx.res, decision.windows);
     if (decision.kind === 'refused') {

@@ -1,0 +1,55 @@
+import type { WebhookEvent } from './webhook-event';
+import { retryDelayMs } from './backoff';
+
+/** An event that gave up (or was never deliverable), kept until an operator re-sends it. */
+export interface DeadLetter {
+  readonly id: string;
+  readonly type: string;
+  readonly attempts: number;
+  readonly last_error: string;
+  readonly failed_at: string;
+  readonly event: { type: string; timestamp: string; data: unknown };
+}
+
+export interface DeliveryOptions {
+  /** First retry wait; doubled per attempt. */
+  readonly retryBaseMs: number;
+  /** Cap of one wait. */
+  readonly retryMaxMs: number;
+  /** An event still failing this long after it was queued goes to the dead letters. */
+  readonly giveUpAfterMs: number;
+  /** Deliveries in flight at once per instance: with the timeout, this bounds what a slow receiver can hold. */
+  readonly concurrency: number;
+  /** How often due retries are looked for. */
+  readonly pollMs: number;
+}
+
+/** The outcome of a failed attempt: when to try again, or give up. Pure. */
+export function afterFailure(attempt: number, firstMs: number, nowMs: number, o: DeliveryOptions): { retryAt: number } | { giveUp: true } {
+  if (nowMs - firstMs >= o.giveUpAfterMs) return { giveUp: true };
+  return { retryAt: nowMs + retryDelayMs(attempt, o.retryBaseMs, o.retryMaxMs) };
+}
+
+/** A send attempt: signs and POSTs; `ok` on a 2xx. */
+export type Attempt = (event: WebhookEvent) => Promise<{ ok: true } | { ok: false; error: string }>;
+
+/**
+ * The queue of events to deliver: in Redis (durable, shared: any instance delivers, a restart loses
+ * nothing) or in memory (the embedded mode: best effort, lost on restart).
+ */
+export interface WebhookQueue {
+  /** Stores the event for delivery; resolves once it is queued. */
+  enqueue(event: WebhookEvent): Promise<void>;
+  /**
+   * Queues the event unless `onceKey` was used already (until `onceUntilMs`), as one atomic step:
+   * of all instances that see the same crossing, exactly one queues it. Resolves whether it did.
+   */
+  enqueueOnce(onceKey: string, onceUntilMs: number, event: WebhookEvent): Promise<boolean>;
+  deadLetters(): Promise<DeadLetter[]>;
+  /** Moves a dead letter back to the queue (a fresh 24 h of retries); false when there is none with that id. */
+  resend(id: string): Promise<boolean>;
+  /** Starts delivering with `attempt` (only instances with WEBHOOK_URL call it). */
+  startDelivery(attempt: Attempt): void;
+  /** Stops delivering; waits a little for deliveries in flight (the rest are taken over later). */
+  close(): Promise<void>;
+}
