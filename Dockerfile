@@ -19,5 +19,6 @@ COPY package.json ./
 COPY config config
 COPY openapi openapi
 USER node
-EXPOSE 8080
+# 8080 the gateway (PORT), 8081 the data service (BACKEND_PORT), 9090 the admin API, 9091 the ops listener.
+EXPOSE 8080 8081 9090 9091
 CMD ["node", "dist/gateway/main.js"]

@@ -26,6 +26,7 @@ import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../tes
 import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
 import { renderLevers, runLevers } from './levers';
+import { renderWorkers, runWorkers } from './workers';
 import { renderProfile, summariseProfile } from './profile';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
@@ -308,11 +309,12 @@ async function main(): Promise<void> {
   running.splice(0, running.length, backend);
   await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
   const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS, bigKeysFile: keysBig });
+  const workers = await runWorkers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}`;
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   writeFileSync(path.join(dir, 'profile.md'), profileMarkdown);

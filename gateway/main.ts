@@ -45,6 +45,8 @@ import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
 import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
+import { runPrimary, workerCount } from './workers/primary';
+import { announceListening, answerPrimary, isWorker, workerLogger } from './workers/worker-side';
 import { createListingStores } from './upstream/listing-stores';
 import type { UpstreamFailure } from './upstream/outcome';
 import { createMemoryUsageStore } from './usage/memory-usage-store';
@@ -104,12 +106,16 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 /** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
-  const logger = createLogger(env.LOG_LEVEL);
+  // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
+  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
+  const logger = workerLogger(createLogger(env.LOG_LEVEL));
   const metrics = createMetrics({ redis: env.redis !== undefined, perKey: env.METRICS_KEY_IDS });
   // The ops listener comes first and stays until the process exits: /readyz answers 503 while
   // starting and while draining, so a load balancer sees a start and a drain, never a refused port.
+  // In a worker the primary owns the ops listener: it asks this worker for its metrics and readiness.
   const readiness = createReadiness();
-  if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
+  if (isWorker()) answerPrimary(metrics.registry, () => readiness.check(), logger);
+  else if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp(metrics, readiness)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   const topology = env.redis;
   const health = topology ? createRedisHealth(topology, logger) : undefined;
   const redisClients: Array<RedisClient | Subscriber> = [];
@@ -264,14 +270,17 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   const server = createServer(gateway, { logger, writeStallTimeoutMs: env.WRITE_STALL_TIMEOUT_MS });
   servers.push(server);
-  listen(server, env.PORT, env.HOST, logger, 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
+  // A worker's listening line is its own; the primary says "listening" once every worker does.
+  listen(server, env.PORT, env.HOST, logger, isWorker() ? 'worker listening' : 'listening', { key_store: env.KEY_STORE, counters: topology ? `redis ${topology.kind}` : 'memory' });
   readiness.attach({
     keys: () => redisStore?.state() ?? 'ok',
     stores,
     ...(redis ? { redis, redisRefusal: () => health!.refusal(), counting: () => sharedCounters!.state() } : {}),
   });
   server.once('listening', () => readiness.setPhase('serving'));
-  if (adminOn) {
+  if (isWorker()) server.once('listening', () => announceListening((server.address() as AddressInfo).port));
+  // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
+  if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
     const usageViews = {
       history: (id: string, days: number) => {
         const to = dayOf(Date.now());

@@ -55,7 +55,25 @@ const EnvSchema = z.object({
   OPS_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    // A compose tool that does not expand `${ADMIN_TOKEN:-}` passes it through literally: that
+    // string must never become the admin API's token.
+    .refine((v) => !v.includes('${'), { message: 'contains "${": an unexpanded variable reference, not a token' })
+    .optional(),
+  /**
+   * Set by the primary of GATEWAY_WORKERS > 1 on each worker, not by operators: "1" on the one worker
+   * that serves the admin listener (console sessions and the refused-authentication budget live in
+   * a process), "0" on the others.
+   */
+  GATEWAY_ADMIN_WORKER: z.enum(['0', '1']).optional(),
+  /** Processes serving the public port: a number, or `auto` (one per core). More than one needs a shared Redis. */
+  GATEWAY_WORKERS: z
+    .union([z.literal('auto'), z.coerce.number({ invalid_type_error: 'must be a number or auto' }).int('must be a whole number or auto').min(1, 'must be at least 1, or auto').max(256, 'must be at most 256')], {
+      errorMap: () => ({ message: 'must be a whole number from 1 to 256, or auto' }),
+    })
+    .default(1),
   /** Audit log retention (Redis key store): the oldest entries go once either bound is passed. */
   AUDIT_RETENTION_DAYS: positiveInt(400),
   AUDIT_MAX_ENTRIES: positiveInt(1_000_000),
@@ -112,6 +130,10 @@ export type Env = z.infer<typeof EnvSchema> & {
 function checkCombinations(env: Env): void {
   if (env.KEY_STORE === 'redis' && !env.redis) {
     throw new ConfigError('environment variable KEY_STORE: "redis" needs a Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
+  }
+  if (env.GATEWAY_WORKERS !== 1 && !env.redis) {
+    // Checked for `auto` too, whatever the core count: a configuration valid on one machine only is a trap.
+    throw new ConfigError('environment variable GATEWAY_WORKERS: more than one worker needs a shared Redis (REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS)');
   }
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) {
     throw new ConfigError('environment variable WEBHOOK_SECRET: needed with WEBHOOK_URL (whsec_ + base64 of 24 to 64 random bytes)');

@@ -54,6 +54,8 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
   const redisUp = new Gauge({
     name: 'gateway_redis_up',
     help: '1 when the Redis connection is ready, 0 when not; absent when Redis is not used.',
+    // With GATEWAY_WORKERS > 1 the primary sums the workers' metrics; this one is 1 only when every worker's connection is.
+    aggregator: 'min',
     registers: options.redis ? [registry] : [],
   });
   const reloads = new Counter({

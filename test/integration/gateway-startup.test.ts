@@ -154,4 +154,9 @@ describe('environment', () => {
   ])('a bad %s (%s) names it', async (name, value) => {
     await expectStartupFailure(env({ [name]: value }), [name]);
   });
+
+  test.concurrent('an ADMIN_TOKEN a compose tool left unexpanded (${ADMIN_TOKEN:-}) names ADMIN_TOKEN and does not print it', async () => {
+    const line = await expectStartupFailure(env({ ADMIN_TOKEN: 'x${ADMIN_TOKEN:-}0123456789', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:9' }), ['ADMIN_TOKEN', '${']);
+    expect(line).not.toContain('0123456789');
+  });
 });

@@ -13,6 +13,12 @@ describe('environment', () => {
     expect(env.CURSOR_PREVIOUS_SECRETS).toHaveLength(2);
     expect(env.TRUST_PROXY).toEqual(['10.0.0.0/8', '::1']);
   });
+  it('reads GATEWAY_WORKERS as a number or auto (default 1)', () => {
+    expect(parseEnv({}).GATEWAY_WORKERS).toBe(1);
+    expect(parseEnv({ GATEWAY_WORKERS: '3', REDIS_URL: 'redis://127.0.0.1:6379' }).GATEWAY_WORKERS).toBe(3);
+    expect(parseEnv({ GATEWAY_WORKERS: 'auto', REDIS_URL: 'redis://127.0.0.1:6379' }).GATEWAY_WORKERS).toBe('auto');
+    expect(parseEnv({ ADMIN_TOKEN: 'a-long-enough-admin-token', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }).ADMIN_TOKEN).toBe('a-long-enough-admin-token');
+  });
   it.each([
     [{ CURSOR_SECRET: 'short' }, 'CURSOR_SECRET'],
     [{ CURSOR_SECRET: randomBytes(16).toString('base64url') }, 'CURSOR_SECRET'],
@@ -27,6 +33,14 @@ describe('environment', () => {
     [{ KEY_STORE: 'redis' }, 'KEY_STORE'], // the Redis key store without REDIS_URL
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ ADMIN_TOKEN: 'short', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    // A compose tool that passed `${ADMIN_TOKEN:-}` through unexpanded: long enough, and still refused.
+    [{ ADMIN_TOKEN: '${ADMIN_TOKEN:-}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    [{ ADMIN_TOKEN: 'prefix-0123456789-${TOKEN}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    [{ GATEWAY_WORKERS: '2' }, 'GATEWAY_WORKERS'], // several workers without a shared Redis
+    [{ GATEWAY_WORKERS: 'auto' }, 'GATEWAY_WORKERS'],
+    [{ GATEWAY_WORKERS: '0', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
+    [{ GATEWAY_WORKERS: 'many', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
+    [{ GATEWAY_WORKERS: '1.5', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
   ])('refuses %j naming the variable in one line', (env, name) => {
     expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
   });

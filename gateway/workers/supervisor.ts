@@ -1,0 +1,163 @@
+import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
+import { isWorkerMessage, type ReadinessRequest, type WorkerReadiness } from './messages';
+
+/** A replacement for a worker that lived less than this is started after RESTART_DELAY_MS (no crash loop at full speed). */
+const SHORT_LIFE_MS = 5_000;
+const RESTART_DELAY_MS = 1_000;
+/** A worker that has not exited this long after SIGTERM is killed (its own drain is bounded shorter). */
+const STOP_DEADLINE_MS = 15_000;
+/** How long the primary waits for a worker's readiness answer. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+export interface WorkerState {
+  readonly id: number;
+  readonly pid: number | undefined;
+  readonly listening: boolean;
+}
+
+export interface Supervisor {
+  /** Resolves with the public port once every worker listens; rejects when a worker exits before (start-up failed). */
+  readonly started: Promise<number>;
+  readonly expected: number;
+  workers(): WorkerState[];
+  /** Asks every live worker for its readiness. */
+  readiness(): Promise<Map<number, WorkerReadiness | undefined>>;
+  /** Sends `signal` to every live worker (SIGHUP: reload). */
+  signal(signal: NodeJS.Signals): void;
+  /** SIGTERM to every worker, no replacements; resolves once all have exited. */
+  stop(): Promise<void>;
+  readonly stopping: boolean;
+  /** True once every worker of the first start has listened. */
+  readonly startedOnce: boolean;
+}
+
+/**
+ * Forks `count` workers with `env` added to theirs, and keeps that many running: a worker that
+ * dies is logged and replaced. The first worker is started alone: a start-up problem it meets
+ * (Redis refusing the configuration, a port in use) is printed once, by it, and the primary exits
+ * with its code instead of every worker printing the same line.
+ */
+export function superviseWorkers(count: number, env: Record<string, string>, logger: Logger): Supervisor {
+  const listening = new Set<number>();
+  const startedAt = new Map<number, number>();
+  let stopping = false;
+  let startedOnce = false;
+  let nextRequestId = 0;
+  const pendingReadiness = new Map<number, (answer: WorkerReadiness) => void>();
+
+  let resolveStarted!: (port: number) => void;
+  let rejectStarted!: (code: number) => void;
+  const started = new Promise<number>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  // The caller handles the rejection; this keeps an unobserved one from being fatal twice.
+  started.catch(() => undefined);
+
+  // One worker serves the admin listener: the console's sessions live in its memory, and a browser's
+  // connections handed to different workers would lose them. Its replacement takes the role over.
+  let adminWorkerId: number | undefined;
+  const fork = (admin = false): Worker => {
+    const worker = cluster.fork({ ...env, GATEWAY_ADMIN_WORKER: admin ? '1' : '0' });
+    if (admin) adminWorkerId = worker.id;
+    startedAt.set(worker.id, Date.now());
+    worker.on('message', (message: unknown) => {
+      if (!isWorkerMessage(message)) return;
+      if (message.type === 'gateway:readiness-answer') {
+        pendingReadiness.get(message.requestId)?.(message.readiness);
+        return;
+      }
+      listening.add(worker.id);
+      if (!startedOnce && listening.size === 1 && count > 1) {
+        for (let i = 1; i < count; i++) fork();
+      }
+      if (!startedOnce && listening.size === count) {
+        startedOnce = true;
+        resolveStarted(message.port);
+      } else if (startedOnce) {
+        logger.info({ worker: worker.id, pid: worker.process.pid }, 'replacement worker listening');
+      }
+    });
+    worker.on('exit', (code, signal) => {
+      listening.delete(worker.id);
+      const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+      startedAt.delete(worker.id);
+      if (stopping) return;
+      if (!startedOnce) {
+        // Start-up failed: the worker has said why. Stop the others and give its code back.
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGKILL');
+        rejectStarted(code ?? 1);
+        return;
+      }
+      logger.error({ worker: worker.id, pid: worker.process.pid, code, signal }, 'worker exited: starting a replacement');
+      const delay = lived < SHORT_LIFE_MS ? RESTART_DELAY_MS : 0;
+      const admin = worker.id === adminWorkerId;
+      setTimeout(() => {
+        if (!stopping) fork(admin);
+      }, delay);
+    });
+    return worker;
+  };
+  fork(true);
+
+  const live = (): Worker[] => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected());
+
+  return {
+    started,
+    expected: count,
+    get stopping() {
+      return stopping;
+    },
+    get startedOnce() {
+      return startedOnce;
+    },
+    workers: () => live().map((w) => ({ id: w.id, pid: w.process.pid, listening: listening.has(w.id) })),
+    readiness: async () => {
+      const answers = await Promise.all(
+        live().map(async (worker) => {
+          const requestId = nextRequestId++;
+          const answer = await new Promise<WorkerReadiness | undefined>((resolve) => {
+            const timer = setTimeout(() => {
+              pendingReadiness.delete(requestId);
+              resolve(undefined);
+            }, READINESS_TIMEOUT_MS);
+            pendingReadiness.set(requestId, (readiness) => {
+              clearTimeout(timer);
+              pendingReadiness.delete(requestId);
+              resolve(readiness);
+            });
+            const request: ReadinessRequest = { type: 'gateway:readiness-request', requestId };
+            worker.send(request, (err) => {
+              if (err) pendingReadiness.get(requestId)?.({ ready: false, checks: {} });
+            });
+          });
+          return [worker.id, answer] as const;
+        }),
+      );
+      return new Map(answers);
+    },
+    signal: (signal) => {
+      for (const worker of live()) worker.process.kill(signal);
+    },
+    stop: () => {
+      stopping = true;
+      const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+      return Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              if (worker.process.exitCode !== null || worker.process.signalCode !== null) return resolve();
+              const deadline = setTimeout(() => worker.process.kill('SIGKILL'), STOP_DEADLINE_MS);
+              worker.once('exit', () => {
+                clearTimeout(deadline);
+                resolve();
+              });
+              worker.process.kill('SIGTERM');
+            }),
+        ),
+      ).then(() => undefined);
+    },
+  };
+}
