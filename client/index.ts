@@ -8,5 +8,5 @@
 export { ListingsClient, parseRetryAfter, type ListingsClientOptions, type PagedListings, type RetryEvent } from './listings-client';
 export { KNOWN_ERROR_CODES, ListingsApiError, ListingsNetworkError, type ApiErrorDetails, type KnownErrorCode } from './errors';
 export { decideRetry, handlingOf, type FailedAttempt, type RetryDecision, type RetryLimits } from './retry-policy';
-export type { ErrorBody, ListFilters, Listing, ListingPage, ListingType, PingResult, PropertyType } from './types';
+export type { CountryCode, ErrorBody, ListFilters, Listing, ListingPage, ListingType, PingResult, PropertyType } from './types';
 export type { components, operations, paths } from './schema';

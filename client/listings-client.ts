@@ -7,7 +7,7 @@
  */
 import { ListingsApiError, ListingsNetworkError } from './errors';
 import { decideRetry, type RetryLimits } from './retry-policy';
-import type { ErrorBody, ListFilters, Listing, ListingPage, PingResult } from './types';
+import type { CountryCode, ErrorBody, ListFilters, Listing, ListingPage, PingResult } from './types';
 
 export interface ListingsClientOptions {
   /** Where the service is, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
@@ -85,7 +85,7 @@ export class ListingsClient {
   }
 
   /** `GET /v1/properties/{id}?country=`: one published listing; 404 `not_found` if withdrawn or unknown there. */
-  async getProperty(country: string, id: string): Promise<Listing> {
+  async getProperty(country: CountryCode, id: string): Promise<Listing> {
     const item = await this.get<{ data: Listing }>(`/v1/properties/${encodeURIComponent(id)}`, { country });
     return item.data;
   }

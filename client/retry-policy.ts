@@ -55,6 +55,9 @@ export function handlingOf(status: number | undefined, code: string | undefined)
   return 'final';
 }
 
+/** The most a wait on `Retry-After` is lengthened by, to spread clients throttled in the same second. */
+export const RETRY_AFTER_JITTER_MS = 1000;
+
 export function decideRetry(failure: FailedAttempt, limits: RetryLimits): RetryDecision {
   const handling = handlingOf(failure.status, failure.code);
   if (handling === 'final') return { retry: false, reason: 'not retryable' };
@@ -66,7 +69,10 @@ export function decideRetry(failure: FailedAttempt, limits: RetryLimits): RetryD
   }
   const window = Math.min(capMs, limits.baseDelayMs * 2 ** failure.retriesSoFar);
   const backoffMs = Math.round(window / 2 + (window / 2) * limits.random());
-  // A 429 says exactly when to come back; a 5xx says "later", at least Retry-After and backing off.
-  const waitMs = handling === 'wait' ? (retryAfterMs ?? backoffMs) : Math.max(retryAfterMs ?? 0, backoffMs);
+  // A 429 says when to come back; a 5xx says "later", at least Retry-After and backing off. Retry-After
+  // is in whole seconds, so every client throttled in one second would come back in the same one: a
+  // little jitter (up to RETRY_AFTER_JITTER_MS, never earlier than Retry-After) spreads them out.
+  const afterRetryAfter = retryAfterMs === undefined ? undefined : retryAfterMs + Math.round(RETRY_AFTER_JITTER_MS * limits.random());
+  const waitMs = handling === 'wait' ? (afterRetryAfter ?? backoffMs) : Math.max(afterRetryAfter ?? 0, backoffMs);
   return { retry: true, waitMs };
 }

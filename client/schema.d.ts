@@ -235,7 +235,7 @@ export interface components {
             /**
              * @description The listing's id, unique within its country: 1 to 128 characters of
              *     `A-Z a-z 0-9 . _ ~ -`, usable as is in `GET /v1/properties/{id}`.
-             * @example gb-0004711
+             * @example GB-P54W8ZS4
              */
             id: string;
             /**
@@ -247,11 +247,11 @@ export interface components {
             listing_type: "sale" | "rent";
             /** @enum {string} */
             property_type: "apartment" | "house" | "land" | "commercial";
-            /** @example Two-bedroom flat near Victoria Park */
+            /** @example Well-located studio apartment for sale in Liverpool */
             title?: string;
             /**
              * @description Asking price (sale) or rent per month (rent), in `currency`.
-             * @example 425000
+             * @example 89000
              */
             price?: number;
             /**
@@ -259,19 +259,19 @@ export interface components {
              * @example GBP
              */
             currency?: string;
-            /** @example London */
+            /** @example Liverpool */
             locality?: string;
-            /** @example England */
+            /** @example Merseyside */
             region?: string;
-            /** @example E9 7HD */
+            /** @example L54 4JX */
             postal_code?: string;
-            /** @example 2 */
+            /** @example 0 */
             bedrooms?: number | null;
             /** @example 1 */
             bathrooms?: number | null;
             /**
              * @description Floor area in square metres.
-             * @example 68.5
+             * @example 30
              */
             floor_area_m2?: number | null;
             /**
@@ -279,13 +279,13 @@ export interface components {
              * @example null
              */
             plot_area_m2?: number | null;
-            /** @example 51.5362 */
+            /** @example 53.460144 */
             latitude?: number;
-            /** @example -0.0383 */
+            /** @example -2.935155 */
             longitude?: number;
             /**
              * Format: date-time
-             * @example 2025-03-14T09:30:00Z
+             * @example 2024-09-04T08:54:00Z
              */
             published_at?: string;
         } & {
@@ -304,7 +304,7 @@ export interface components {
          *     `invalid_parameter` and `ip` on `ip_not_allowed`. Nothing else (no stack trace, no
          *     upstream body).
          */
-        Error: {
+        ErrorBody: {
             /**
              * @description Machine-readable code; clients branch on it. Known codes: `invalid_cursor` (400),
              *     `invalid_parameter` (400), `unauthenticated` (401), `country_not_entitled` (403),
@@ -340,7 +340,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `invalid_parameter` — a parameter is unknown, repeated, empty, malformed or out of range; `parameter` names it. */
@@ -353,7 +353,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `unauthenticated` — no key was sent, or the key is not recognised or has been revoked. */
@@ -364,7 +364,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `country_not_entitled` — the country is not part of the subscription. */
@@ -377,7 +377,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `ip_not_allowed` — the key is valid but the request came from an address not registered for it; `ip` is the address the service saw. */
@@ -390,7 +390,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `key_paused` — the key is paused (unpaid renewal, payment dispute under review); it resumes automatically once the payment is settled. */
@@ -403,7 +403,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `upgrade_required` — the endpoint belongs to the Advanced tier and the key is Standard. */
@@ -416,7 +416,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `not_found` — the path does not exist, or the named listing does not exist in that country or has been withdrawn. */
@@ -429,7 +429,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `method_not_allowed` — the path was called with a method other than `GET`. Checked before the key. */
@@ -441,7 +441,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `quota_exceeded` — the daily or monthly quota of the key has been used; wait for the `Retry-After` period. */
@@ -455,7 +455,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `rate_limited` — the per-minute request limit of the key has been reached; wait `Retry-After` seconds, then retry. */
@@ -469,7 +469,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `internal_error` — an unexpected error inside the service; retry later. */
@@ -482,7 +482,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `not_configured` — the service is not configured to accept the request yet; retry later. */
@@ -496,7 +496,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description `service_unavailable` — the service is temporarily unable to answer; retry after `Retry-After` seconds. */
@@ -510,7 +510,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -527,7 +527,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -543,7 +543,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -560,7 +560,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -577,7 +577,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -596,7 +596,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -614,7 +614,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /**
@@ -653,17 +653,19 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
     };
     parameters: {
         /**
-         * @description The country, as an ISO 3166-1 alpha-2 code. Case-insensitive (`gb` and `GB` are the same);
-         *     answered in upper case. The key must cover it, otherwise `403 country_not_entitled`.
+         * @description The country, as an officially assigned ISO 3166-1 alpha-2 code (the 249 listed). The gateway
+         *     reads it case-insensitively (`gb`, `Gb` and `GB` are the same; the list gives the upper- and
+         *     lower-case spellings) and answers in upper case; any other value is
+         *     `400 invalid_parameter`. The key must cover it, otherwise `403 country_not_entitled`.
          * @example GB
          */
-        country: string;
+        country: "AD" | "AE" | "AF" | "AG" | "AI" | "AL" | "AM" | "AO" | "AQ" | "AR" | "AS" | "AT" | "AU" | "AW" | "AX" | "AZ" | "BA" | "BB" | "BD" | "BE" | "BF" | "BG" | "BH" | "BI" | "BJ" | "BL" | "BM" | "BN" | "BO" | "BQ" | "BR" | "BS" | "BT" | "BV" | "BW" | "BY" | "BZ" | "CA" | "CC" | "CD" | "CF" | "CG" | "CH" | "CI" | "CK" | "CL" | "CM" | "CN" | "CO" | "CR" | "CU" | "CV" | "CW" | "CX" | "CY" | "CZ" | "DE" | "DJ" | "DK" | "DM" | "DO" | "DZ" | "EC" | "EE" | "EG" | "EH" | "ER" | "ES" | "ET" | "FI" | "FJ" | "FK" | "FM" | "FO" | "FR" | "GA" | "GB" | "GD" | "GE" | "GF" | "GG" | "GH" | "GI" | "GL" | "GM" | "GN" | "GP" | "GQ" | "GR" | "GS" | "GT" | "GU" | "GW" | "GY" | "HK" | "HM" | "HN" | "HR" | "HT" | "HU" | "ID" | "IE" | "IL" | "IM" | "IN" | "IO" | "IQ" | "IR" | "IS" | "IT" | "JE" | "JM" | "JO" | "JP" | "KE" | "KG" | "KH" | "KI" | "KM" | "KN" | "KP" | "KR" | "KW" | "KY" | "KZ" | "LA" | "LB" | "LC" | "LI" | "LK" | "LR" | "LS" | "LT" | "LU" | "LV" | "LY" | "MA" | "MC" | "MD" | "ME" | "MF" | "MG" | "MH" | "MK" | "ML" | "MM" | "MN" | "MO" | "MP" | "MQ" | "MR" | "MS" | "MT" | "MU" | "MV" | "MW" | "MX" | "MY" | "MZ" | "NA" | "NC" | "NE" | "NF" | "NG" | "NI" | "NL" | "NO" | "NP" | "NR" | "NU" | "NZ" | "OM" | "PA" | "PE" | "PF" | "PG" | "PH" | "PK" | "PL" | "PM" | "PN" | "PR" | "PS" | "PT" | "PW" | "PY" | "QA" | "RE" | "RO" | "RS" | "RU" | "RW" | "SA" | "SB" | "SC" | "SD" | "SE" | "SG" | "SH" | "SI" | "SJ" | "SK" | "SL" | "SM" | "SN" | "SO" | "SR" | "SS" | "ST" | "SV" | "SX" | "SY" | "SZ" | "TC" | "TD" | "TF" | "TG" | "TH" | "TJ" | "TK" | "TL" | "TM" | "TN" | "TO" | "TR" | "TT" | "TV" | "TW" | "TZ" | "UA" | "UG" | "UM" | "US" | "UY" | "UZ" | "VA" | "VC" | "VE" | "VG" | "VI" | "VN" | "VU" | "WF" | "WS" | "YE" | "YT" | "ZA" | "ZM" | "ZW" | "ad" | "ae" | "af" | "ag" | "ai" | "al" | "am" | "ao" | "aq" | "ar" | "as" | "at" | "au" | "aw" | "ax" | "az" | "ba" | "bb" | "bd" | "be" | "bf" | "bg" | "bh" | "bi" | "bj" | "bl" | "bm" | "bn" | "bo" | "bq" | "br" | "bs" | "bt" | "bv" | "bw" | "by" | "bz" | "ca" | "cc" | "cd" | "cf" | "cg" | "ch" | "ci" | "ck" | "cl" | "cm" | "cn" | "co" | "cr" | "cu" | "cv" | "cw" | "cx" | "cy" | "cz" | "de" | "dj" | "dk" | "dm" | "do" | "dz" | "ec" | "ee" | "eg" | "eh" | "er" | "es" | "et" | "fi" | "fj" | "fk" | "fm" | "fo" | "fr" | "ga" | "gb" | "gd" | "ge" | "gf" | "gg" | "gh" | "gi" | "gl" | "gm" | "gn" | "gp" | "gq" | "gr" | "gs" | "gt" | "gu" | "gw" | "gy" | "hk" | "hm" | "hn" | "hr" | "ht" | "hu" | "id" | "ie" | "il" | "im" | "in" | "io" | "iq" | "ir" | "is" | "it" | "je" | "jm" | "jo" | "jp" | "ke" | "kg" | "kh" | "ki" | "km" | "kn" | "kp" | "kr" | "kw" | "ky" | "kz" | "la" | "lb" | "lc" | "li" | "lk" | "lr" | "ls" | "lt" | "lu" | "lv" | "ly" | "ma" | "mc" | "md" | "me" | "mf" | "mg" | "mh" | "mk" | "ml" | "mm" | "mn" | "mo" | "mp" | "mq" | "mr" | "ms" | "mt" | "mu" | "mv" | "mw" | "mx" | "my" | "mz" | "na" | "nc" | "ne" | "nf" | "ng" | "ni" | "nl" | "no" | "np" | "nr" | "nu" | "nz" | "om" | "pa" | "pe" | "pf" | "pg" | "ph" | "pk" | "pl" | "pm" | "pn" | "pr" | "ps" | "pt" | "pw" | "py" | "qa" | "re" | "ro" | "rs" | "ru" | "rw" | "sa" | "sb" | "sc" | "sd" | "se" | "sg" | "sh" | "si" | "sj" | "sk" | "sl" | "sm" | "sn" | "so" | "sr" | "ss" | "st" | "sv" | "sx" | "sy" | "sz" | "tc" | "td" | "tf" | "tg" | "th" | "tj" | "tk" | "tl" | "tm" | "tn" | "to" | "tr" | "tt" | "tv" | "tw" | "tz" | "ua" | "ug" | "um" | "us" | "uy" | "uz" | "va" | "vc" | "ve" | "vg" | "vi" | "vn" | "vu" | "wf" | "ws" | "ye" | "yt" | "za" | "zm" | "zw";
         /**
          * @description Only listings of this kind.
          * @example sale
@@ -683,8 +685,9 @@ export interface components {
          * @description The `next_cursor` of the previous page. Valid only with the same filters (`country`,
          *     `listing_type`, `property_type`) and the same key it was issued with; `limit` may change.
          *     A cursor that is malformed, expired, or used with another key or other filters gives
-         *     `400 invalid_cursor`: start again from the first page.
-         * @example eyJ2IjoxLCJrIjoiZGVtby1zdGFuZGFyZCJ9.c2lnbmF0dXJl
+         *     `400 invalid_cursor`: start again from the first page. (No example value here: a cursor
+         *     belongs to one key and expires, so none written into this document could work; take
+         *     `next_cursor` from a page.)
          */
         cursor: string;
     };
@@ -783,8 +786,10 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The country, as an ISO 3166-1 alpha-2 code. Case-insensitive (`gb` and `GB` are the same);
-                 *     answered in upper case. The key must cover it, otherwise `403 country_not_entitled`.
+                 * @description The country, as an officially assigned ISO 3166-1 alpha-2 code (the 249 listed). The gateway
+                 *     reads it case-insensitively (`gb`, `Gb` and `GB` are the same; the list gives the upper- and
+                 *     lower-case spellings) and answers in upper case; any other value is
+                 *     `400 invalid_parameter`. The key must cover it, otherwise `403 country_not_entitled`.
                  * @example GB
                  */
                 country: components["parameters"]["country"];
@@ -807,8 +812,9 @@ export interface operations {
                  * @description The `next_cursor` of the previous page. Valid only with the same filters (`country`,
                  *     `listing_type`, `property_type`) and the same key it was issued with; `limit` may change.
                  *     A cursor that is malformed, expired, or used with another key or other filters gives
-                 *     `400 invalid_cursor`: start again from the first page.
-                 * @example eyJ2IjoxLCJrIjoiZGVtby1zdGFuZGFyZCJ9.c2lnbmF0dXJl
+                 *     `400 invalid_cursor`: start again from the first page. (No example value here: a cursor
+                 *     belongs to one key and expires, so none written into this document could work; take
+                 *     `next_cursor` from a page.)
                  */
                 cursor?: components["parameters"]["cursor"];
             };
@@ -844,8 +850,10 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The country, as an ISO 3166-1 alpha-2 code. Case-insensitive (`gb` and `GB` are the same);
-                 *     answered in upper case. The key must cover it, otherwise `403 country_not_entitled`.
+                 * @description The country, as an officially assigned ISO 3166-1 alpha-2 code (the 249 listed). The gateway
+                 *     reads it case-insensitively (`gb`, `Gb` and `GB` are the same; the list gives the upper- and
+                 *     lower-case spellings) and answers in upper case; any other value is
+                 *     `400 invalid_parameter`. The key must cover it, otherwise `403 country_not_entitled`.
                  * @example GB
                  */
                 country: components["parameters"]["country"];
@@ -854,7 +862,7 @@ export interface operations {
             path: {
                 /**
                  * @description The listing's id (1 to 128 characters of `A-Z a-z 0-9 . _ ~ -`, not `.` or `..`).
-                 * @example gb-0004711
+                 * @example GB-P54W8ZS4
                  */
                 id: string;
             };
@@ -874,23 +882,23 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "gb-0004711",
+                     *         "id": "GB-P54W8ZS4",
                      *         "country": "GB",
                      *         "listing_type": "sale",
                      *         "property_type": "apartment",
-                     *         "title": "Two-bedroom flat near Victoria Park",
-                     *         "price": 425000,
+                     *         "title": "Well-located studio apartment for sale in Liverpool",
+                     *         "price": 89000,
                      *         "currency": "GBP",
-                     *         "locality": "London",
-                     *         "region": "England",
-                     *         "postal_code": "E9 7HD",
-                     *         "bedrooms": 2,
+                     *         "locality": "Liverpool",
+                     *         "region": "Merseyside",
+                     *         "postal_code": "L54 4JX",
+                     *         "bedrooms": 0,
                      *         "bathrooms": 1,
-                     *         "floor_area_m2": 68.5,
+                     *         "floor_area_m2": 30,
                      *         "plot_area_m2": null,
-                     *         "latitude": 51.5362,
-                     *         "longitude": -0.0383,
-                     *         "published_at": "2025-03-14T09:30:00Z"
+                     *         "latitude": 53.460144,
+                     *         "longitude": -2.935155,
+                     *         "published_at": "2024-09-04T08:54:00Z"
                      *       }
                      *     }
                      */
@@ -933,8 +941,12 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description Any sub-path of the insights area (it may contain `/`).
-                 * @example prices/GB/2025-03
+                 * @description One segment of a sub-path of the insights area, e.g. `prices`. Deeper sub-paths are
+                 *     served as well, written with literal slashes (`/v1/insights/prices/GB/2025-03`); an
+                 *     OpenAPI path parameter cannot hold a `/`, and a slash sent encoded (`%2F`, which is
+                 *     what generated clients send for one inside a parameter) is not a separator: such a
+                 *     path is `404 not_found`. Call deeper sub-paths by writing the path yourself.
+                 * @example prices
                  */
                 path: string;
             };

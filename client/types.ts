@@ -11,8 +11,10 @@ export type ListingPage = components['schemas']['ListingPage'];
 /** The answer of `GET /v1/ping`: the address the service saw, the key's id and tier. */
 export type PingResult = components['schemas']['Ping'];
 /** The body of every error answer. */
-export type ErrorBody = components['schemas']['Error'];
+export type ErrorBody = components['schemas']['ErrorBody'];
 /** The query of `GET /v1/properties` without the cursor, which the client manages. */
 export type ListFilters = Omit<operations['listProperties']['parameters']['query'], 'cursor'>;
 export type ListingType = NonNullable<ListFilters['listing_type']>;
+/** An ISO 3166-1 alpha-2 code the gateway accepts (upper or lower case). */
+export type CountryCode = ListFilters['country'];
 export type PropertyType = NonNullable<ListFilters['property_type']>;

@@ -115,7 +115,10 @@ describe('client retries against the real gateway', () => {
     const sleeps: number[] = [];
     const err = await apiError(clientWith({ maxRetries: 1, maxRetryWaitSeconds: retryAfter, sleep: recordingSleep(sleeps) }).getPropertiesPage({ country: 'FR' }));
     expect(err).toMatchObject({ error: 'not_configured', status: 503, attempts: 2, retryAfter });
-    expect(sleeps).toEqual([retryAfter * 1000]);
+    // Retry-After, plus at most 1 s of jitter.
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(retryAfter * 1000);
+    expect(sleeps[0]).toBeLessThanOrEqual(retryAfter * 1000 + 1000);
   });
 
   test('waits for real: one service_unavailable with Retry-After 1, then the listing', async () => {
@@ -169,7 +172,9 @@ describe('codes this client does not know (a scripted service)', () => {
     ]);
     const sleeps: number[] = [];
     await expect(client(script.fetch, sleeps).ping()).resolves.toEqual({ ip: '127.0.0.1', key_id: 'k', tier: 'advanced' });
-    expect(sleeps).toEqual([2000]);
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(2000);
+    expect(sleeps[0]).toBeLessThanOrEqual(3000);
   });
 
   test('an error answer without a JSON body is a failure of its status: http_<status>', async () => {
@@ -220,7 +225,10 @@ describe('the retry rule, as a table', () => {
   });
 
   test('waits: Retry-After for 429, at least Retry-After and the back-off for 5xx, nothing over the cap', () => {
-    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 7, retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 7000 });
+    // random() = 1: the longest jitter (1 s) on Retry-After; random() = 0: exactly Retry-After, never sooner.
+    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 7, retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 8000 });
+    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 7, retriesSoFar: 0 }, { ...limits, random: () => 0 })).toEqual({ retry: true, waitMs: 7000 });
+    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 7, retriesSoFar: 0 }, { ...limits, random: () => 0.25 })).toEqual({ retry: true, waitMs: 7250 });
     expect(decideRetry({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1, retriesSoFar: 2 }, limits)).toEqual({ retry: true, waitMs: 2000 });
     expect(decideRetry({ status: 500, code: 'internal_error', retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 500 });
     expect(decideRetry({ status: 429, code: 'quota_exceeded', retryAfterSeconds: 61, retriesSoFar: 0 }, limits)).toMatchObject({ retry: false });
