@@ -159,3 +159,8 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   checkCombinations(env);
   return Object.freeze(env);
 }
+
+/** Whether KEY_STORE was given (not defaulted): the keys CLI edits KEYS_FILE only when told so or when no Redis is set. */
+export function keyStoreGiven(source: NodeJS.ProcessEnv = process.env): boolean {
+  return source.KEY_STORE !== undefined && source.KEY_STORE !== '';
+}
