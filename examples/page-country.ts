@@ -9,7 +9,7 @@
  * README's demo-advanced key, whose 600 requests a minute page a country without waiting; with
  * demo-standard's 60 the client waits out `rate_limited` and says so).
  */
-import { ListingsApiError, ListingsClient, type CountryCode } from '../client';
+import { ListingsApiError, ListingsClient, type CountryCode } from '../client/index'; // the sources; the packed build is listings-client
 
 // The gateway checks the code (400 invalid_parameter for one it does not know): no need to here.
 const country = (process.argv[2] ?? 'GB').toUpperCase() as CountryCode;

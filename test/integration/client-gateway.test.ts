@@ -5,7 +5,7 @@
  * rule (the wait is recorded, not slept, so the test does not sit out a UTC minute). Every answer
  * the client gets is checked against the OpenAPI document too.
  */
-import { ListingsApiError, ListingsClient, type ListFilters, type ListingsClientOptions } from '../../client';
+import { ListingsApiError, ListingsClient, type ListFilters, type ListingsClientOptions } from '../../client/index'; // the sources (bare '../../client' would follow client/package.json to the built dist)
 import { fixtureListings, publishedListings, sampleIds } from '../fixtures/listings';
 import { awayFromMinuteEdge, randomKeyValue, startStack, type KeySpec, type Stack } from '../kit/gateway-stack';
 import { conformingFetch } from '../kit/openapi-conformance';

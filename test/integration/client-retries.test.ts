@@ -10,7 +10,7 @@
  * reached is retried, then a `ListingsNetworkError`.
  */
 import type http from 'node:http';
-import { decideRetry, handlingOf, ListingsApiError, ListingsClient, ListingsNetworkError, parseRetryAfter, type ListingsClientOptions } from '../../client';
+import { decideRetry, handlingOf, ListingsApiError, ListingsClient, ListingsNetworkError, parseRetryAfter, type ListingsClientOptions } from '../../client/index'; // the sources (bare '../../client' would follow client/package.json to the built dist)
 import { fixtureListings } from '../fixtures/listings';
 import {
   DEFAULT_TIERS, makeTempDir, randomKeyValue, refusedPort, removeTempDirs, startBackend, startGateway, startStub,
