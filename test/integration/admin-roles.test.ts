@@ -14,6 +14,10 @@ import {
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
+import { adminConformingFetch } from '../kit/openapi-conformance';
+
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const adminFetch = adminConformingFetch();
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
 jest.setTimeout(30_000);
@@ -34,7 +38,7 @@ const tokensYaml = (entries: Array<{ name: string; token: string; role: string }
 const baseEntries = (Object.keys(TOKENS) as Array<keyof typeof TOKENS>).map((role) => ({ name: NAMES[role], token: TOKENS[role], role }));
 
 const call = async (method: string, url: string, token: string, body?: unknown) => {
-  const res = await fetch(`${adminUrl}${url}`, {
+  const res = await adminFetch(`${adminUrl}${url}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -65,7 +69,7 @@ beforeAll(async () => {
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
   // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
-  for (let i = 0; i < 200 && (await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).status !== 200; i++) {
+  for (let i = 0; i < 200 && (await adminFetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).status !== 200; i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }, 60_000);
@@ -125,7 +129,7 @@ describe('roles on the admin API', () => {
   it('an unknown, empty or missing token is 401 unauthenticated', async () => {
     expect((await call('GET', '/admin/keys', 'not-a-token-0123456789')).body.error).toBe('unauthenticated');
     expect((await call('GET', '/admin/keys', '')).status).toBe(401);
-    const bare = await fetch(`${adminUrl}/admin/keys`);
+    const bare = await adminFetch(`${adminUrl}/admin/keys`);
     expect(bare.status).toBe(401);
   });
 });

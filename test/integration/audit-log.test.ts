@@ -20,6 +20,10 @@ import {
 import { announcedUrl } from '../kit/log-lines';
 import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
+import { adminConformingFetch } from '../kit/openapi-conformance';
+
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const adminFetch = adminConformingFetch();
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
 jest.setTimeout(30_000);
@@ -54,7 +58,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 const lastLine = (text: string): string => text.trim().split('\n').pop()!;
 
 async function call(method: string, url: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${adminUrl}${url}`, {
+  const res = await adminFetch(`${adminUrl}${url}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -82,7 +86,7 @@ beforeAll(async () => {
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
   // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
-  for (let i = 0; i < 200 && (await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.vera}` } })).status !== 200; i++) {
+  for (let i = 0; i < 200 && (await adminFetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.vera}` } })).status !== 200; i++) {
     await new Promise((r) => setTimeout(r, 50));
   }
 }, 60_000);

@@ -19,6 +19,10 @@ import { dailyUsage, monthlyReport } from '../../gateway/usage/usage-reports';
 import { ROOT } from '../kit/processes';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
+import { adminConformingFetch } from '../kit/openapi-conformance';
+
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const adminFetch = adminConformingFetch();
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 const today = (): string => new Date().toISOString().slice(0, 10);
@@ -48,7 +52,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 }
 
 const admin = (url: string, headers: Record<string, string> = {}) =>
-  fetch(`${adminUrl}${url}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
+  adminFetch(`${adminUrl}${url}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
 
 const gatewayEnv = { REDIS_URL: '', KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' };
 
@@ -180,9 +184,9 @@ describe('usage history across three instances', () => {
     await expectError('/admin/keys/no-such-key/usage/daily', 404, 'not_found');
     await expectError('/admin/reports/monthly', 400, 'invalid_parameter', 'month');
     await expectError('/admin/reports/monthly?month=2026-13', 400, 'invalid_parameter', 'month');
-    const post = await fetch(`${adminUrl}/admin/reports/monthly?month=2026-11`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const post = await adminFetch(`${adminUrl}/admin/reports/monthly?month=2026-11`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(post.status).toBe(405);
-    expect((await fetch(`${adminUrl}/admin/reports/monthly?month=2026-11`)).status).toBe(401);
+    expect((await adminFetch(`${adminUrl}/admin/reports/monthly?month=2026-11`)).status).toBe(401);
 
     const badDays = await cli(['usage', 'hist-main', '--days', 'ten']);
     expect(badDays.code).toBe(1);

@@ -24,6 +24,10 @@ import { announcedUrl } from '../kit/log-lines';
 import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { webhookKeys } from '../../gateway/webhooks/redis-webhook-queue';
+import { adminConformingFetch } from '../kit/openapi-conformance';
+
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const adminFetch = adminConformingFetch();
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -150,7 +154,7 @@ afterAll(async () => {
 });
 
 const admin = (method: string, url: string, body?: unknown) =>
-  fetch(`${adminUrl}${url}`, {
+  adminFetch(`${adminUrl}${url}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
