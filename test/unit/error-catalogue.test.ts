@@ -26,9 +26,9 @@ describe('error catalogue', () => {
     expect(tableRows(openapi.info.description)).toEqual(expected);
   });
 
-  it('matches the codes the OpenAPI Error schema lists, with their statuses', () => {
+  it('matches the codes the OpenAPI ErrorBody schema lists, with their statuses', () => {
     const listed = new Map<string, number>();
-    for (const m of openapi.components.schemas.Error.properties.error.description.matchAll(/`([a-z_]+)` \((\d{3})\)/g)) listed.set(m[1]!, Number(m[2]));
+    for (const m of openapi.components.schemas.ErrorBody.properties.error.description.matchAll(/`([a-z_]+)` \((\d{3})\)/g)) listed.set(m[1]!, Number(m[2]));
     expect(listed).toEqual(expected);
   });
 
