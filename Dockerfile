@@ -18,6 +18,8 @@ COPY --from=build /app/dist dist
 COPY package.json ./
 COPY config config
 COPY openapi openapi
+# The console's stylesheet and script, read at start-up (the only non-compiled files under gateway/).
+COPY gateway/console/assets gateway/console/assets
 USER node
 # 8080 the gateway (PORT), 8081 the data service (BACKEND_PORT), 9090 the admin API, 9091 the ops listener.
 EXPOSE 8080 8081 9090 9091
