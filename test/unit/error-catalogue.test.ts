@@ -19,7 +19,7 @@ describe('error catalogue', () => {
   const expected = new Map(ERROR_CODES.map((code) => [code, ERROR_CATALOGUE[code].status]));
   const openapi = YAML.parse(readFileSync(path.join(root, 'openapi', 'openapi.yaml'), 'utf8')) as {
     info: { description: string };
-    components: { schemas: { Error: { properties: { error: { description: string } } } }; examples: Record<string, { value: { error: string; message: string } }> };
+    components: { schemas: { ErrorBody: { properties: { error: { description: string } } } }; examples: Record<string, { value: { error: string; message: string } }> };
   };
 
   it('matches the error table of the OpenAPI document (info.description) exactly', () => {
