@@ -5,6 +5,7 @@
  * rule (the wait is recorded, not slept, so the test does not sit out a UTC minute). Every answer
  * the client gets is checked against the OpenAPI document too.
  */
+import { RETRY_AFTER_JITTER_MS } from '../../client/retry-policy';
 import { ListingsApiError, ListingsClient, type ListFilters, type ListingsClientOptions } from '../../client/index'; // the sources (bare '../../client' would follow client/package.json to the built dist)
 import { fixtureListings, publishedListings, sampleIds } from '../fixtures/listings';
 import { awayFromMinuteEdge, randomKeyValue, startStack, type KeySpec, type Stack } from '../kit/gateway-stack';
@@ -130,9 +131,13 @@ describe('typed client against the real gateway', () => {
     expect(err).toMatchObject({ error: 'rate_limited', status: 429, attempts: 3 });
     expect(err.retryAfter).toBeGreaterThanOrEqual(1);
     expect(err.retryAfter).toBeLessThanOrEqual(60);
-    // Two waits, each the Retry-After of the answer before it (the same minute: 1 s apart at most).
+    // Two waits, each the Retry-After of the answer before it (the same minute: 1 s apart at most),
+    // plus the client's jitter (0 .. RETRY_AFTER_JITTER_MS, never earlier than Retry-After).
     expect(sleeps).toHaveLength(2);
-    for (const ms of sleeps) expect(Math.abs(ms - err.retryAfter! * 1000)).toBeLessThanOrEqual(1000);
+    for (const ms of sleeps) {
+      expect(ms - err.retryAfter! * 1000).toBeGreaterThanOrEqual(-1000);
+      expect(ms - err.retryAfter! * 1000).toBeLessThanOrEqual(1000 + RETRY_AFTER_JITTER_MS);
+    }
   });
 
   test('rate_limited over the caller\'s cap is thrown at once, not waited', async () => {
