@@ -16,7 +16,9 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else {
-      logger.error({ err, request_id: ctx.requestId, path: ctx.path }, 'unexpected error');
+      // The raw path may carry a key (the key-in-path check may not have run yet): the request's
+      // "answered" line, with the same request_id, carries the URL as logged (logging.ts).
+      logger.error({ err, request_id: ctx.requestId }, 'unexpected error');
       apiError = new ApiError('internal_error').because('unexpected_error');
     }
     ctx.errorCode = apiError.code;
