@@ -2,7 +2,7 @@ import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
-import { isExpectedRedisError } from '../redis/expected-errors';
+import { logRedisFailure } from '../redis/expected-errors';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
@@ -102,16 +102,12 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     else if (isCallersMistake(err)) {
       // body-parser's refusals (bad JSON, too large, unsupported charset or encoding) carry a 4xx status.
       apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
-    } else if (isExpectedRedisError(err)) {
-      // Redis away: expected, one line without a stack.
-      logger.warn({ reason: 'redis_unavailable', err: (err as Error).message }, 'admin request failed: Redis unavailable');
+    } else if (logRedisFailure(err, logger, 'admin request failed')) {
+      // Redis away, failing over or refusing this configuration: the caller may retry later, not a bug.
       apiError = new ApiError('service_unavailable', {}, 1);
     } else {
       logger.error({ err }, 'admin request failed');
-      // Redis away, or refusing this configuration (logged above): the caller may retry later, not a bug.
-      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable|^(NOPERM|MOVED|CROSSSLOT|NOAUTH|WRONGPASS|CLUSTERDOWN|TRYAGAIN|READONLY)\b/.test(String((err as Error)?.message))
-        ? new ApiError('service_unavailable', {}, 1)
-        : new ApiError('internal_error');
+      apiError = new ApiError('internal_error');
     }
     sendError(res, apiError);
   } as express.ErrorRequestHandler);

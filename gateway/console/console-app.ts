@@ -9,6 +9,7 @@ import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
 import { allows, type Permission, type Role } from '../operators/roles';
+import { logRedisFailure } from '../redis/expected-errors';
 import { findRepoRoot } from '../reference/reference-router';
 import type { ConsoleStore } from './console-store';
 import { auditPage } from './pages/audit-page';
@@ -297,6 +298,10 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     if (err instanceof ApiError) return sendPage(res, err.status, errorPage(ctx, err.code, err.message));
     if ((err as { status?: number }).status === 413 || (err as { type?: string }).type === 'parameters.too.many') {
       return sendPage(res, 400, errorPage(ctx, 'invalid_parameter', 'The form is too large.'));
+    }
+    if (logRedisFailure(err, o.logger, 'console request failed')) {
+      res.setHeader('Retry-After', '1');
+      return sendPage(res, 503, errorPage(ctx, 'service_unavailable', 'The key store is unavailable for a moment; try again shortly.'));
     }
     o.logger.error({ err }, 'console request failed');
     sendPage(res, 500, errorPage(ctx, 'internal_error', 'An unexpected error occurred.'));
