@@ -2,9 +2,30 @@ import pino, { type Logger } from 'pino';
 import { isListingId, LISTING_TYPES, PROPERTY_TYPES } from './validation/query';
 import { LOG_FORMAT } from './log-format';
 
-/** The process logger. Asynchronous destination: a slow stdout never blocks a request. */
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'gateway' }, ...LOG_FORMAT }, pino.destination({ sync: false, minLength: 0 }));
+/**
+ * A serialized error without `command`: ioredis attaches the failed command with its arguments to
+ * an error reply, and those are key names holding a key's hash, records, script arguments. Nested
+ * errors (a cluster's `lastNodeError`, a `cause`) lose theirs too.
+ */
+function withoutCommand(serialized: Record<string, unknown>): Record<string, unknown> {
+  const { command: _command, ...rest } = serialized;
+  for (const [name, value] of Object.entries(rest)) {
+    if (typeof value === 'object' && value !== null && 'stack' in value) rest[name] = withoutCommand(value as Record<string, unknown>);
+  }
+  return rest;
+}
+
+/** The process logger. Asynchronous destination by default: a slow stdout never blocks a request. */
+export function createLogger(level: string, destination: pino.DestinationStream = pino.destination({ sync: false, minLength: 0 })): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'gateway' },
+      ...LOG_FORMAT,
+      serializers: { err: (err: unknown) => (err instanceof Error ? withoutCommand(pino.stdSerializers.err(err) as unknown as Record<string, unknown>) : err) },
+    },
+    destination,
+  );
 }
 
 /**

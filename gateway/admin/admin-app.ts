@@ -2,7 +2,6 @@ import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
-import { isExpectedRedisError } from '../redis/expected-errors';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
@@ -10,11 +9,7 @@ import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { sendError, sendJson, sendJsonText } from '../send';
 import { loadAdminDocument } from './admin-document';
 import { listQuery } from './list-query';
-
-const isCallersMistake = (err: unknown): boolean => {
-  const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
-  return typeof status === 'number' && status >= 400 && status < 500;
-};
+import { operatorError } from './operator-error';
 
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
@@ -96,24 +91,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     throw new ApiError('not_found');
   });
   app.use(function answerAdminError(err: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) {
-    let apiError: ApiError;
-    if (err instanceof ApiError) apiError = err;
-    else if (err instanceof URIError) apiError = new ApiError('not_found');
-    else if (isCallersMistake(err)) {
-      // body-parser's refusals (bad JSON, too large, unsupported charset or encoding) carry a 4xx status.
-      apiError = new ApiError('invalid_parameter', { parameter: 'body' }, undefined, 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.');
-    } else if (isExpectedRedisError(err)) {
-      // Redis away: expected, one line without a stack.
-      logger.warn({ reason: 'redis_unavailable', err: (err as Error).message }, 'admin request failed: Redis unavailable');
-      apiError = new ApiError('service_unavailable', {}, 1);
-    } else {
-      logger.error({ err }, 'admin request failed');
-      // Redis away, or refusing this configuration (logged above): the caller may retry later, not a bug.
-      apiError = (err as { name?: string }).name === 'MaxRetriesPerRequestError' || /Command timed out|Connection is closed|Stream isn't writeable|^(NOPERM|MOVED|CROSSSLOT|NOAUTH|WRONGPASS|CLUSTERDOWN|TRYAGAIN|READONLY)\b/.test(String((err as Error)?.message))
-        ? new ApiError('service_unavailable', {}, 1)
-        : new ApiError('internal_error');
-    }
-    sendError(res, apiError);
+    sendError(res, operatorError(err, logger, { bodyMessage: 'The body must be a JSON object of at most 64 KB, UTF-8, not compressed.', failed: 'admin request failed' }));
   } as express.ErrorRequestHandler);
   return app;
 }

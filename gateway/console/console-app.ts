@@ -5,6 +5,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
+import { operatorError } from '../admin/operator-error';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
@@ -294,12 +295,10 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
   });
   router.use(function consoleError(err: unknown, _req: Request, res: Response, _next: NextFunction) {
     const ctx = (res.locals.console as Signed | undefined)?.ctx ?? {};
-    if (err instanceof ApiError) return sendPage(res, err.status, errorPage(ctx, err.code, err.message));
-    if ((err as { status?: number }).status === 413 || (err as { type?: string }).type === 'parameters.too.many') {
-      return sendPage(res, 400, errorPage(ctx, 'invalid_parameter', 'The form is too large.'));
-    }
-    o.logger.error({ err }, 'console request failed');
-    sendPage(res, 500, errorPage(ctx, 'internal_error', 'An unexpected error occurred.'));
+    // The admin API's own mapping (Redis away: 503; a form or path that cannot be read: 4xx), as a page.
+    const answer = operatorError(err, o.logger, { bodyMessage: 'The form could not be read (at most 16 KB and 50 fields, UTF-8, not compressed).', failed: 'console request failed' });
+    if (answer.retryAfterSeconds !== undefined) res.set('Retry-After', String(answer.retryAfterSeconds));
+    sendPage(res, answer.status, errorPage(ctx, answer.code, answer.message));
   } as express.ErrorRequestHandler);
   return router;
 }

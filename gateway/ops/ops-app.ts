@@ -1,15 +1,25 @@
 import express, { type Express } from 'express';
 import { ApiError } from '../errors';
 import { sendError, sendJson } from '../send';
-import type { Metrics } from './metrics';
-import type { InstanceReadiness } from './readiness';
+
+/**
+ * What the ops listener serves: a single process's own metrics and readiness, or, in the primary of
+ * `GATEWAY_WORKERS` > 1, the sum and the summary of its workers' (gateway/workers/primary-ops.ts).
+ */
+export interface OpsSources {
+  /** `/readyz`: answered 200 when `ready`, else 503; the object is the body. */
+  readiness(): Promise<{ readonly ready: boolean }>;
+  /** `/metrics`: the Prometheus text. A rejection with an ApiError is answered as that error, any other as 500. */
+  metrics(): Promise<string>;
+  readonly metricsContentType: string;
+}
 
 /**
  * The operations listener (OPS_PORT, loopback by default), never on the public port:
  * `/metrics` (Prometheus), `/healthz` (the process answers), `/readyz` (200 while this instance can
  * answer, 503 while starting, draining or refused; the body names each dependency's state).
  */
-export function createOpsApp(metrics: Metrics, readiness: InstanceReadiness): Express {
+export function createOpsApp(sources: OpsSources): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -17,13 +27,13 @@ export function createOpsApp(metrics: Metrics, readiness: InstanceReadiness): Ex
   app.set('case sensitive routing', true);
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
-    const state = await readiness.check();
+    const state = await sources.readiness();
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, state.ready ? 200 : 503, state);
   });
   app.get('/metrics', async (_req, res) => {
-    const text = await metrics.registry.metrics();
-    res.setHeader('Content-Type', metrics.registry.contentType);
+    const text = await sources.metrics();
+    res.setHeader('Content-Type', sources.metricsContentType);
     res.end(text);
   });
   app.all(['/healthz', '/readyz', '/metrics'], () => {

@@ -1,7 +1,7 @@
-import express, { type Express } from 'express';
+import type { Express } from 'express';
 import { AggregatorRegistry } from 'prom-client';
 import { ApiError } from '../errors';
-import { sendError, sendJson } from '../send';
+import { createOpsApp } from '../ops/ops-app';
 import type { WorkerReadiness } from './messages';
 import type { Supervisor } from './supervisor';
 
@@ -32,38 +32,20 @@ export async function primaryReadiness(supervisor: Supervisor): Promise<WorkerRe
 }
 
 /**
- * The ops listener of `GATEWAY_WORKERS` > 1, in the primary: the same three paths as a single
- * process's (gateway/ops/ops-app.ts), with `/metrics` summed over every worker by prom-client's
- * AggregatorRegistry (counters and histograms added; gauges as each metric's aggregator says).
+ * The ops listener of `GATEWAY_WORKERS` > 1, in the primary: the ops app of a single process
+ * (gateway/ops/ops-app.ts), with `/metrics` summed over every worker by prom-client's
+ * AggregatorRegistry (counters and histograms added; gauges as each metric's aggregator says) and
+ * `/readyz` from the workers' readiness.
  */
 export function createPrimaryOpsApp(supervisor: Supervisor): Express {
   const aggregator = new AggregatorRegistry();
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('strict routing', true);
-  app.set('case sensitive routing', true);
-  app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
-  app.get('/readyz', async (_req, res) => {
-    const state = await primaryReadiness(supervisor);
-    res.setHeader('Cache-Control', 'no-store');
-    sendJson(res, state.ready ? 200 : 503, state);
-  });
-  app.get('/metrics', async (_req, res) => {
+  return createOpsApp({
+    readiness: () => primaryReadiness(supervisor),
     // A worker that does not answer within prom-client's 5 s fails the whole scrape: 503, not a partial sum.
-    const text = await aggregator.clusterMetrics().catch(() => undefined);
-    if (text === undefined) throw new ApiError('service_unavailable');
-    res.setHeader('Content-Type', aggregator.contentType);
-    res.end(text);
+    metrics: () =>
+      aggregator.clusterMetrics().catch(() => {
+        throw new ApiError('service_unavailable');
+      }),
+    metricsContentType: aggregator.contentType,
   });
-  app.all(['/healthz', '/readyz', '/metrics'], () => {
-    throw new ApiError('method_not_allowed');
-  });
-  app.use(() => {
-    throw new ApiError('not_found');
-  });
-  app.use(((err, _req, res, _next) => {
-    sendError(res, err instanceof ApiError ? err : new ApiError('internal_error'));
-  }) as express.ErrorRequestHandler);
-  return app;
 }

@@ -8,7 +8,7 @@
  * show a burst; a viewer sees no action and its forged posts are refused; an operator sees only its
  * actions; sign-out ends the session. No script error, no CSP violation, no request off loopback,
  * and axe-core finds no serious or critical violation on any page. The screenshots in docs/ are
- * written by this suite.
+ * written by this suite when asked (UPDATE_SCREENSHOTS=1), so a plain run leaves the work tree clean.
  *
  * There is no skip: without Chromium this suite fails (`apt-get install chromium`).
  */
@@ -36,6 +36,11 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const DOCS = path.join(ROOT, 'docs');
+/** The README's pictures are rewritten only when asked: `UPDATE_SCREENSHOTS=1 npx jest test/integration/console-browser.test.ts`. */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
+  if (UPDATE_SCREENSHOTS) await page.screenshot({ path: path.join(DOCS, name), fullPage });
+}
 
 jest.setTimeout(60_000);
 
@@ -251,7 +256,7 @@ describe('an admin in the console', () => {
     }
     await adminApi('POST', '/admin/keys/bistro-fr/pause', { reason: 'unpaid_renewal' });
     await page.goto(`${adminUrl}/console/keys`);
-    await page.screenshot({ path: path.join(DOCS, 'console-keys.png') });
+    await screenshot(page, 'console-keys.png');
     await checkAccessibility(page, 'keys');
     // Filters: by state, tier and country.
     await page.goto(`${adminUrl}/console/keys?state=revoked`);
@@ -264,7 +269,7 @@ describe('an admin in the console', () => {
 
   test('revokes it after a confirmation: neither value works anywhere', async () => {
     await page.goto(`${adminUrl}/console/keys/browser-key`);
-    await page.screenshot({ path: path.join(DOCS, 'console-key.png'), fullPage: true });
+    await screenshot(page, 'console-key.png', true);
     await page.getByRole('link', { name: 'Revoke…' }).click();
     await checkAccessibility(page, 'confirm revoke');
     await page.getByRole('button', { name: 'Revoke the key' }).click();
@@ -289,7 +294,7 @@ describe('an admin in the console', () => {
     const text = await page.content();
     expect(text).not.toContain(firstValue);
     expect(text).not.toContain(sha256Hex(firstValue));
-    await page.screenshot({ path: path.join(DOCS, 'console-audit.png') });
+    await screenshot(page, 'console-audit.png');
     await checkAccessibility(page, 'audit');
     await page.goto(`${adminUrl}/console/audit?since=tomorrow`);
     await expect(page.getByRole('alert').innerText()).resolves.toContain('since');

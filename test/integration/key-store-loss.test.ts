@@ -81,6 +81,13 @@ test('failed admin authentications are logged, never with the token', async () =
 });
 
 test('Redis restarted empty under load: no 401 for a valid key, the loss logged and measured; import restores', async () => {
+  // An operator signed in to the console before the outage.
+  const adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  const signIn = await fetch(`${adminUrl}/console/sign-in`, {
+    method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${ADMIN_TOKEN}`,
+  });
+  expect(signIn.status).toBe(303);
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
   // Both gateways know warm-a and warm-b; neither has seen cold-c.
   for (const g of gateways) for (const id of ['warm-a', 'warm-b']) expect((await getWithKey(g.url, '/v1/ping', values[id]!)).status).toBe(200);
 
@@ -93,9 +100,11 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
   );
   await sleep(300);
   await redisServer.kill();
-  // While Redis is away, the admin API answers 503 and logs one line, no stack.
-  const adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  // While Redis is away, the admin API and the console answer 503 and log one line each, no stack.
   expect((await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(503);
+  const consolePage = await fetch(`${adminUrl}/console/keys`, { headers: { cookie }, redirect: 'manual' });
+  expect({ status: consolePage.status, retryAfter: consolePage.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '1' });
+  expect(await consolePage.text()).toContain('service_unavailable');
   await redisServer.restart(); // empty: no persistence
 
   for (const g of gateways) await until('the loss logged', () => lostLines(g).length === 1);
@@ -121,6 +130,10 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
   expect(adminLines.length).toBe(1);
   expect(JSON.parse(adminLines[0]!)).toMatchObject({ level: 'warn', reason: 'redis_unavailable', err: expect.any(String) });
   expect(adminLines[0]).not.toMatch(/"stack"|\\n\s+at /);
+  const consoleLines = gateways[0]!.output.filter((l) => l.includes('console request failed'));
+  expect(consoleLines.length).toBe(1);
+  expect(JSON.parse(consoleLines[0]!)).toMatchObject({ level: 'warn', reason: 'redis_unavailable', err: expect.any(String) });
+  expect(consoleLines[0]).not.toMatch(/"stack"|\\n\s+at /);
 
   // Restore from the export: every key works again, the cold one included, and the metric is back to 0.
   const restored = await runKeysCli(redisServer.url, ['import', exportFile]);

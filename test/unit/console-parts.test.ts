@@ -1,7 +1,12 @@
+import express from 'express';
+import pino from 'pino';
 import { createMemoryAuditLog } from '../../gateway/audit/memory-audit-log';
 import { diffRecords } from '../../gateway/audit/audit-entry';
 import { html, raw } from '../../gateway/console/html';
+import { createConsoleRouter } from '../../gateway/console/console-app';
+import type { ConsoleStore } from '../../gateway/console/console-store';
 import { createMemorySessionStore, csrfMatches } from '../../gateway/console/sessions';
+import { createOperatorRegistry } from '../../gateway/operators/operator-tokens';
 
 describe('html', () => {
   it('escapes every value unless it is itself html', () => {
@@ -54,5 +59,45 @@ describe('the in-memory audit log (the Redis stream\'s twin)', () => {
     const before = { id: 'k', key_sha256: 'a'.repeat(64), tier: 'standard', created_at: 'x', updated_at: 'y' };
     const after = { ...before, key_sha256: 'b'.repeat(64), previous_key_sha256: 'a'.repeat(64), previous_expires_at: Date.UTC(2030, 0, 1), updated_at: 'z' };
     expect(diffRecords(before, after)).toEqual({ previous_key_valid_until: { before: null, after: '2030-01-01T00:00:00.000Z' } });
+  });
+});
+
+describe('the console\'s error pages', () => {
+  const TOKEN = 'console-error-pages-admin-token-0123';
+  const logged: Array<{ level: number; msg: string; err?: unknown }> = [];
+  let base = '';
+  let cookie = '';
+  let server: import('node:http').Server;
+
+  beforeAll(async () => {
+    const closed = (): never => {
+      throw new Error('Connection is closed.');
+    };
+    const store: ConsoleStore = { source: 'a stub store', list: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const app = express();
+    app.use('/console', createConsoleRouter({ store, operators: createOperatorRegistry(TOKEN), sessions: createMemorySessionStore(60_000), sessionTtlMs: 60_000, logger }));
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/console`;
+    const signIn = await fetch(`${base}/sign-in`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `token=${TOKEN}` });
+    cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('a form or path it cannot read is a 4xx page, Redis away a 503 page: never a 500 or a logged stack', async () => {
+    const form = (headers: Record<string, string>) => fetch(`${base}/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'token=x' });
+    const answers = {
+      charset: await form({ 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' }),
+      encoding: await form({ 'content-encoding': 'bogus' }),
+      path: await fetch(`${base}/keys/%E0%A4%A`, { headers: { cookie } }),
+      redisAway: await fetch(`${base}/keys`, { headers: { cookie } }),
+    };
+    expect(Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, r.status]))).toEqual({ charset: 400, encoding: 400, path: 404, redisAway: 503 });
+    expect(answers.redisAway.headers.get('retry-after')).toBe('1');
+    const page = await answers.charset.text();
+    expect(page).toContain('invalid_parameter');
+    expect(page).not.toMatch(/at \w+ \(/);
+    expect(logged.filter((l) => l.level >= 50)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { generateKeyValue } from '../../gateway/keys/key-format';
-import { loggableUrl } from '../../gateway/logging';
+import { createLogger, loggableUrl } from '../../gateway/logging';
 
 describe('loggableUrl: only what is valid for the route is logged as sent', () => {
   const own = 'imported-key-value-0123456789';
@@ -31,5 +31,23 @@ describe('loggableUrl: only what is valid for the route is logged as sent', () =
     const logged = loggableUrl(`/${'a/'.repeat(500)}${own}?${'x=1&'.repeat(100)}`);
     expect(logged).not.toContain(own.slice(0, 8));
     expect(logged.length).toBeLessThan(600);
+  });
+});
+
+describe('the process logger: an error is logged without the Redis command it failed on', () => {
+  it('drops the arguments ioredis attaches to a failed command (key names holding a hash, records), at any depth', async () => {
+    const secret = 'lgw:hash:0123456789abcdef-record-with-hash';
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line: string) => lines.push(line) });
+    const refused = Object.assign(new Error('NOPERM this user has no permissions to run the \'set\' command'), { command: { name: 'set', args: [secret, '{}'] } });
+    const wrapped = Object.assign(new Error('Failed to refresh slots cache.'), { lastNodeError: refused });
+    logger.error({ err: refused }, 'admin request failed');
+    logger.error({ err: wrapped }, 'admin request failed');
+    expect(lines).toHaveLength(2);
+    expect(lines.join('')).not.toContain(secret);
+    const [first, second] = lines.map((l) => JSON.parse(l) as { err: { message: string; stack: string; lastNodeError: { message: string } } });
+    expect(first!.err.message).toMatch(/^NOPERM/);
+    expect(first!.err.stack).toContain('NOPERM');
+    expect(second!.err.lastNodeError.message).toMatch(/^NOPERM/);
   });
 });
