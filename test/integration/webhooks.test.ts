@@ -222,8 +222,9 @@ describe('key events', () => {
     const rolled = await admin('POST', '/admin/keys/wh-events/roll', { grace_seconds: 60 });
     const newValue = ((await rolled.json()) as { key: string }).key;
     expect((await cli(['revoke', 'wh-events'])).code).toBe(0);
-    const types = ['key.created', 'key.changed', 'key.paused', 'key.settled', 'key.rolled', 'key.revoked'];
-    await until('six key events', () => about('wh-events').length >= types.length);
+    expect(await cli(['delete', 'wh-events'])).toMatchObject({ code: 0, stderr: '' });
+    const types = ['key.created', 'key.changed', 'key.paused', 'key.settled', 'key.rolled', 'key.revoked', 'key.deleted'];
+    await until('seven key events', () => about('wh-events').length >= types.length);
     const events = about('wh-events').sort((a, b) => (a.event.timestamp < b.event.timestamp ? -1 : 1));
     expect(events.map((d) => d.event.type)).toEqual(types);
     const data = Object.fromEntries(events.map((d) => [d.event.type, d.event.data]));
@@ -233,6 +234,7 @@ describe('key events', () => {
     expect(data['key.settled']).toEqual({ key_id: 'wh-events', status: 'active' });
     expect(data['key.rolled']).toEqual({ key_id: 'wh-events', previous_key_valid_until: expect.any(String) });
     expect(data['key.revoked']).toEqual({ key_id: 'wh-events', status: 'revoked' });
+    expect(data['key.deleted']).toEqual({ key_id: 'wh-events' });
     const all = events.map((d) => d.body).join('\n');
     for (const secretText of [value, newValue, sha256Hex(value), sha256Hex(newValue)]) expect(all).not.toContain(secretText);
     expect(all).not.toMatch(/[0-9a-f]{64}/);
