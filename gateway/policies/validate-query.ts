@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { carriesKey } from '../keys/key-format';
 import type { RequestContext, Step } from '../pipeline';
 import { parseEmptyQuery, parseItemQuery, parseListQuery, type QueryParse } from '../validation/query';
 
@@ -6,15 +7,16 @@ import { parseEmptyQuery, parseItemQuery, parseListQuery, type QueryParse } from
 const KNOWN_PARAMETERS = new Set(['country', 'listing_type', 'property_type', 'limit', 'cursor']);
 
 /**
- * The refusal naming the parameter. A caller who pasted its key as a parameter name does not get
- * the key echoed back in the body.
+ * The refusal naming the parameter. A caller who pasted its key (or any key in the project's
+ * format, as the key-in-path and insights checks see one) as a parameter name does not get it
+ * echoed back in the body.
  */
 const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>, ctx: RequestContext): ApiError => {
   const key = ctx.req.headers['x-api-key'];
   // The reported name may be cut at 128 characters: a name that holds the key, or a long piece of
   // it, is not echoed.
   const shown = failed.parameter.endsWith('…') ? failed.parameter.slice(0, -1) : failed.parameter;
-  const pasted = typeof key === 'string' && key.length > 0 && (shown.includes(key) || (shown.length >= 8 && key.includes(shown)));
+  const pasted = carriesKey(shown) || (typeof key === 'string' && key.length > 0 && (shown.includes(key) || (shown.length >= 8 && key.includes(shown))));
   return pasted
     ? new ApiError('invalid_parameter', { parameter: 'query' }, undefined, 'Keys go in the x-api-key header, never in the query.').because('key_in_query')
     : new ApiError('invalid_parameter', { parameter: failed.parameter }, undefined, failed.message).because(KNOWN_PARAMETERS.has(failed.parameter) ? `parameter_${failed.parameter}` : 'parameter_unknown');

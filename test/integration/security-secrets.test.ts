@@ -166,6 +166,15 @@ describe('requests to the upstreams carry the gateway\'s own headers only', () =
 });
 
 describe('a key pasted into the URL never reaches an upstream', () => {
+  test('a key in the project\'s format as a parameter name is not echoed in the answer', async () => {
+    const other = 'plk_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ';
+    for (const path of [`/v1/properties?country=GB&${other}=1`, `/v1/properties/abc-1?country=GB&${other}`, `/v1/ping?${encodeURIComponent(other)}`]) {
+      const a = await send(withInsights.url, path, { headers: { 'x-api-key': value('std') } });
+      expectError(a, 'invalid_parameter', { parameter: 'query' });
+      expect(a.text).not.toContain('plk_');
+    }
+  });
+
   test('listings: refused as an unknown parameter, nothing upstream', async () => {
     for (const path of [`/v1/properties?country=GB&api_key=${value('std')}`, `/v1/properties?country=GB&${value('std')}`]) {
       const id = `sec-paste-${path.length}`;
