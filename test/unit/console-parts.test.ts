@@ -118,9 +118,10 @@ describe('the console\'s guards and error pages', () => {
       charset: await form({ 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' }),
       encoding: await form({ 'content-encoding': 'bogus' }),
       path: await fetch(`${base}/keys/%E0%A4%A`, { headers: { cookie } }),
+      unknownAction: await fetch(`${base}/keys/k1/confirm/explode`, { headers: { cookie } }),
       redisAway: await fetch(`${base}/keys`, { headers: { cookie } }),
     };
-    expect(Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, r.status]))).toEqual({ charset: 400, encoding: 400, path: 404, redisAway: 503 });
+    expect(Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, r.status]))).toEqual({ charset: 400, encoding: 400, path: 404, unknownAction: 404, redisAway: 503 });
     expect(answers.redisAway.headers.get('retry-after')).toBe('1');
     const page = await answers.charset.text();
     expect(page).toContain('invalid_parameter');
