@@ -71,8 +71,8 @@ export function decideRetry(failure: FailedAttempt, limits: RetryLimits): RetryD
   const backoffMs = Math.round(window / 2 + (window / 2) * limits.random());
   // A 429 says when to come back; a 5xx says "later", at least Retry-After and backing off. Retry-After
   // is in whole seconds, so every client throttled in one second would come back in the same one: a
-  // little jitter (up to RETRY_AFTER_JITTER_MS, never earlier than Retry-After) spreads them out.
-  const afterRetryAfter = retryAfterMs === undefined ? undefined : retryAfterMs + Math.round(RETRY_AFTER_JITTER_MS * limits.random());
+  // little jitter (up to RETRY_AFTER_JITTER_MS, never earlier than Retry-After, never over the cap) spreads them out.
+  const afterRetryAfter = retryAfterMs === undefined ? undefined : retryAfterMs + Math.round(Math.min(RETRY_AFTER_JITTER_MS, capMs - retryAfterMs) * limits.random());
   const waitMs = handling === 'wait' ? (afterRetryAfter ?? backoffMs) : Math.max(afterRetryAfter ?? 0, backoffMs);
   return { retry: true, waitMs };
 }

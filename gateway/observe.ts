@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
 import { normaliseAddress } from './keys/address';
+import { carriesKey } from './keys/key-format';
 import { loggableUrl } from './logging';
 import type { Metrics } from './ops/metrics';
 import type { RequestContext } from './pipeline';
@@ -22,7 +23,7 @@ export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => Reques
 
 /**
  * The first thing done for every request: its context, with the request id (the caller's
- * `x-request-id` when well-formed, else a new UUID; returned and sent upstream) and the client
+ * `x-request-id` when well-formed and free of keys, else a new UUID; returned and sent upstream) and the client
  * address (X-Forwarded-For counts only from configured proxies, right-most untrusted address first;
  * never blanket trust). When the answer is done: one log line and the metrics. Headers are never
  * logged, so neither is `x-api-key`; the URL is logged redacted.
@@ -39,7 +40,9 @@ export function createRequestObserver(
   return function beginRequest(req, res) {
     const started = process.hrtime.bigint();
     const given = req.headers['x-request-id'];
-    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    // A caller's id is echoed, logged and sent upstream: never when it carries a key (a client that
+    // put its key in the wrong header), whatever the key step later decides.
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) && !carriesKey(given, req.headers['x-api-key']) ? given : randomUUID();
     res.setHeader('X-Request-Id', requestId);
     const seen = trust ? proxyaddr(req, trust) : (req.socket.remoteAddress ?? '');
     const url = req.url ?? '/';

@@ -13,8 +13,9 @@ const { spawnSync } = require('node:child_process');
 const ROOT = path.resolve(__dirname, '..');
 const ENTRY = path.join(ROOT, 'dist', 'scripts', 'keys-cli.js');
 const BUILD_INFO = path.join(ROOT, 'dist', '.tsbuildinfo');
-/** The folders tsconfig.json compiles (its "include"). */
+/** The folders tsconfig.json compiles (its "include"), less what it excludes (the client package's own build). */
 const SOURCE_DIRS = ['gateway', 'backend-mock', 'scripts', 'client'];
+const EXCLUDED_DIRS = new Set([path.join(ROOT, 'client', 'dist')]);
 
 function mtime(file) {
   try {
@@ -39,8 +40,10 @@ function isStale() {
       continue;
     }
     for (const entry of entries) {
-      if (entry.name === 'node_modules') continue;
       const full = path.join(dir, entry.name);
+      // client/dist's .d.ts files are newer than every build after `npm run client:pack`, and tsc
+      // does not rewrite its build info when nothing changed: counted, they would rebuild on every call.
+      if (entry.name === 'node_modules' || EXCLUDED_DIRS.has(full)) continue;
       if (entry.isDirectory()) pending.push(full);
       else if (entry.name.endsWith('.ts') && mtime(full) > built) return true;
     }

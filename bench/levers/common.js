@@ -1,4 +1,5 @@
-// Shared by the lever servers (bench/levers.ts starts them, one per measured variant).
+// Shared by the lever servers (bench/levers.ts starts them, one per measured variant) and by the
+// bare-page peer (bench/run.ts).
 'use strict';
 
 /**

@@ -11,11 +11,4 @@ const server = http.createServer((_req, res) => {
   res.writeHead(200, headers);
   res.end(page);
 });
-server.keepAliveTimeout = 65_000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ msg: 'listening', port: server.address().port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-});
+require('../levers/common').listen(server);

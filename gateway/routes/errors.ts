@@ -16,25 +16,29 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else {
-      logger.error({ err, request_id: ctx.requestId, path: ctx.path }, 'unexpected error');
+      // The raw path may carry a key (the key-in-path check may not have run yet): the request's
+      // "answered" line, with the same request_id, carries the URL as logged (logging.ts).
+      logger.error({ err, request_id: ctx.requestId }, 'unexpected error');
       apiError = new ApiError('internal_error').because('unexpected_error');
     }
     ctx.errorCode = apiError.code;
     ctx.reason = apiError.reason ?? DEFAULT_REASON[apiError.code];
     if (ctx.reason.startsWith('upstream_')) ctx.upstream = ctx.reason.slice('upstream_'.length);
     const { res, key } = ctx;
+    if (res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
+    }
     // Failures are not charged (CONTRACT part 7): a counted request answered 500 or 503 gives its
-    // count back, off the request's way (the answer does not wait for it).
+    // count back, off the request's way (the answer does not wait for it). Only when it is answered:
+    // a caller that went away (the upstream call aborted) stays charged, or hanging up before each
+    // answer would make the data service work beyond the key's limits for free.
     if (key && ctx.counted && (apiError.status === 500 || apiError.status === 503)) {
       const { atMs, store } = ctx.counted;
       ctx.counted = undefined;
       Promise.resolve()
         .then(() => counters.refund(key.id, atMs, store))
         .catch((err: unknown) => logger.debug({ err: (err as Error)?.message, key_id: key.id }, 'refund failed'));
-    }
-    if (res.headersSent || res.destroyed) {
-      res.destroy();
-      return;
     }
     // The limit step already set them when it ran (it refused, or a later step failed).
     if (!key || res.hasHeader('RateLimit')) return sendError(res, apiError);

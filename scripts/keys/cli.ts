@@ -37,13 +37,10 @@ export function generalHelp(): string {
 export function commandHelp(command: Command): string {
   const lines = [`usage: ${commandSynopsis(command)}`, '', `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.`];
   if (command.details) lines.push('', command.details);
-  const options = Object.entries(command.options ?? {});
-  if (options.length) {
-    const shown = options.map(([name, spec]) => [`--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`, spec.help] as const);
-    const width = Math.max(...shown.map(([left]) => left.length));
-    lines.push('', 'Options:', ...shown.map(([left, help]) => `  ${left.padEnd(width)}  ${help}`));
-  }
-  lines.push(`  ${'--help'.padEnd(Math.max(6, ...options.map(([n, s]) => `--${n}${s.type === 'string' ? ` ${s.value ?? 'VALUE'}` : ''}`.length)))}  this help`, '');
+  const options: Array<readonly [string, string]> = Object.entries(command.options ?? {}).map(([name, spec]) => [`--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`, spec.help]);
+  options.push(['--help', 'this help']);
+  const width = Math.max(...options.map(([left]) => left.length));
+  lines.push('', 'Options:', ...options.map(([left, help]) => `  ${left.padEnd(width)}  ${help}`), '');
   return lines.join('\n');
 }
 

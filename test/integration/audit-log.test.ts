@@ -193,6 +193,20 @@ describe('each change through the CLI is one entry, attributed to cli:<user>@<ho
     expect(bad.code).toBe(1);
     expect(bad.stderr.trim()).toBe('keys: since: must be a date (2026-11-24) or an RFC 3339 date-time (2026-11-24T09:30:00Z)');
   });
+
+  it('keys delete ID removes a revoked key only (one line and exit 1 otherwise), and the log records it', async () => {
+    for (const [id, words] of [['imported-key', 'revoke it first'], ['no-such-key', 'no-such-key']] as const) {
+      const refused = await cli(['delete', id]);
+      expect(refused).toMatchObject({ code: 1, stdout: '' });
+      expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+      expect(refused.stderr).toContain(words);
+    }
+    expect(await cli(['delete', 'cli-key'])).toMatchObject({ code: 0, stdout: 'deleted key cli-key\n' });
+    expect((await cli(['show', 'cli-key'])).code).toBe(1);
+    expect((await cli(['show', 'imported-key'])).code).toBe(0);
+    const [last] = await entriesFor('cli-key');
+    expect([last!.actor, last!.channel, last!.action]).toEqual([CLI_ACTOR, 'cli', 'delete']);
+  });
 });
 
 describe('reading the log', () => {

@@ -115,10 +115,8 @@ describe('client retries against the real gateway', () => {
     const sleeps: number[] = [];
     const err = await apiError(clientWith({ maxRetries: 1, maxRetryWaitSeconds: retryAfter, sleep: recordingSleep(sleeps) }).getPropertiesPage({ country: 'FR' }));
     expect(err).toMatchObject({ error: 'not_configured', status: 503, attempts: 2, retryAfter });
-    // Retry-After, plus at most 1 s of jitter.
-    expect(sleeps).toHaveLength(1);
-    expect(sleeps[0]).toBeGreaterThanOrEqual(retryAfter * 1000);
-    expect(sleeps[0]).toBeLessThanOrEqual(retryAfter * 1000 + 1000);
+    // Retry-After exactly: the cap is Retry-After, and the jitter never takes a wait over the cap.
+    expect(sleeps).toEqual([retryAfter * 1000]);
   });
 
   test('waits for real: one service_unavailable with Retry-After 1, then the listing', async () => {
@@ -232,6 +230,10 @@ describe('the retry rule, as a table', () => {
     expect(decideRetry({ status: 503, code: 'service_unavailable', retryAfterSeconds: 1, retriesSoFar: 2 }, limits)).toEqual({ retry: true, waitMs: 2000 });
     expect(decideRetry({ status: 500, code: 'internal_error', retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 500 });
     expect(decideRetry({ status: 429, code: 'quota_exceeded', retryAfterSeconds: 61, retriesSoFar: 0 }, limits)).toMatchObject({ retry: false });
+    // The jitter never takes a wait over the cap (maxRetryWaitSeconds: "the longest wait the client accepts").
+    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 60, retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 60_000 });
+    expect(decideRetry({ status: 503, code: 'service_unavailable', retryAfterSeconds: 60, retriesSoFar: 0 }, limits)).toEqual({ retry: true, waitMs: 60_000 });
+    expect(decideRetry({ status: 429, code: 'rate_limited', retryAfterSeconds: 2, retriesSoFar: 0 }, { ...limits, maxRetryWaitSeconds: 2.5 })).toEqual({ retry: true, waitMs: 2500 });
     expect(decideRetry({ status: 500, code: 'internal_error', retriesSoFar: 3 }, limits)).toMatchObject({ retry: false });
     expect(decideRetry({ status: 500, code: 'internal_error', retriesSoFar: 20 }, { ...limits, maxRetries: 30 })).toEqual({ retry: true, waitMs: 60_000 });
   });

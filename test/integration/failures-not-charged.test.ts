@@ -55,6 +55,24 @@ describe('in-memory counters', () => {
     const last = await call();
     expect(remaining(last)).toEqual(before.map((r) => r - 3));
   });
+
+  test('a request whose caller went away before the answer stays counted (nothing was answered 500 or 503)', async () => {
+    await awayFromMinuteEdge(10_000);
+    stub.mode = 'ok';
+    const before = remaining(await call());
+    // The data service hangs; the caller gives up, so the gateway aborts its upstream call.
+    stub.mode = 'hang';
+    const seen = stub.requests.length;
+    await expect(getWithKey(stack.url, PAGE, stack.key('mem').value, { timeoutMs: 300 })).rejects.toThrow();
+    await stub.waitFor(() => stub.requests.length > seen && stub.requests[seen]!.aborted, 5000, 'the upstream call aborted');
+    stub.mode = 'ok';
+    await sleep(50);
+    const after = await call();
+    expect(after.status).toBe(200);
+    // Both the abandoned request and `after` are charged: otherwise a caller could have the data
+    // service work beyond its limits for free by hanging up before each answer.
+    expect(remaining(after)).toEqual(before.map((r) => r - 2));
+  });
 });
 
 describe('Redis counters: the data service stopped leaves keys usage unchanged', () => {

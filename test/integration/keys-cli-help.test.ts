@@ -109,6 +109,13 @@ describe('scripts/keys.js, the launcher npm run keys uses', () => {
     expect(second.stderr).toBe('');
     expect(second.stdout).toBe('version one\n');
 
+    // The client package's own build (npm run client:pack) is not a source: its newer .d.ts files
+    // must not make every call compile (a no-op build leaves the build info's date as it was).
+    fs.mkdirSync(path.join(dir, 'client', 'dist'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'client', 'dist', 'index.d.ts'), 'export {};\n');
+    fs.utimesSync(path.join(dir, 'client', 'dist', 'index.d.ts'), now + 500, now + 500);
+    expect(run()).toMatchObject({ stderr: '', stdout: 'version one\n' });
+
     writeSource("process.stdout.write('version two\\n');\n", now + 1000);
     const changed = run();
     expect(changed.stderr).toContain('compiling');

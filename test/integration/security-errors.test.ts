@@ -133,6 +133,15 @@ describe('a forced internal throw', () => {
     expect(logged).not.toContain(KEY_VALUE);
   });
 
+  test('a key pasted into the path is not logged with the unexpected error (thrown before the key-in-path check)', async () => {
+    fault = 'key-store-throws';
+    const before = logLines.length;
+    expectError(await get(`/v1/properties/${KEY_VALUE}?country=GB`), 'internal_error');
+    const logged = logLines.slice(before).join('\n');
+    expect(logged).toContain('unexpected error');
+    expect(logged).not.toContain(KEY_VALUE);
+  });
+
   test('the gateway keeps answering afterwards, and no log line holds the key', async () => {
     expectKeyedSuccess(await get('/v1/properties?country=GB'));
     expect(logLines.join('\n')).not.toContain(KEY_VALUE);

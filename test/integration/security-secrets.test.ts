@@ -195,6 +195,31 @@ describe('a key pasted into the URL never reaches an upstream', () => {
   });
 });
 
+describe('a key sent as the request id', () => {
+  // The request id is echoed, logged and forwarded: a client that puts its key there (or a key in
+  // this project's format) gets a generated id instead.
+  test.each([
+    ['the caller\'s own key', (): string => value('std')],
+    ['a key in the project\'s format', (): string => 'plk_0123456789abcdefghij'],
+  ])('%s is not answered, forwarded or logged', async (_label, id) => {
+    const requestId = id();
+    const before = stub.requests.length;
+    const linesBefore = withInsights.output.length;
+    const a = await send(withInsights.url, '/v1/properties?country=GB&limit=1', { headers: { 'x-api-key': value('std'), 'x-request-id': requestId } });
+    expectKeyedSuccess(a);
+    expect(a.headers['x-request-id']).not.toBe(requestId);
+    expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(stub.requests.length).toBe(before + 1);
+    expect(stub.requests[before]!.headers['x-request-id']).toBe(a.headers['x-request-id']);
+    // The line of this answer is written once the answer is done: wait for it.
+    const deadline = Date.now() + 5000;
+    while (!withInsights.output.slice(linesBefore).some((l) => l.includes(String(a.headers['x-request-id']))) && Date.now() < deadline) await sleep(20);
+    const lines = withInsights.output.slice(linesBefore);
+    expect(lines.some((l) => l.includes(String(a.headers['x-request-id'])))).toBe(true);
+    expect(lines.filter((l) => l.includes(requestId))).toEqual([]);
+  });
+});
+
 describe('every error code, provoked for real: the contract body and nothing secret', () => {
   const as = (keyId: string | null, path: string, options: SendOptions = {}, gateway = withInsights): Promise<Answer> =>
     send(gateway.url, path, { ...options, headers: { ...(keyId === null ? {} : { 'x-api-key': keyId === 'unknown' ? UNKNOWN : value(keyId) }), ...options.headers } });
