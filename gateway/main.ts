@@ -48,7 +48,6 @@ import { createInsightsUpstream } from './upstream/insights-client';
 import { runPrimary, workerCount } from './workers/primary';
 import { announceListening, answerPrimary, isWorker, workerLogger } from './workers/worker-side';
 import { createListingStores } from './upstream/listing-stores';
-import type { UpstreamFailure } from './upstream/outcome';
 import { createMemoryUsageStore } from './usage/memory-usage-store';
 import { createRedisUsageStore } from './usage/redis-usage-store';
 import { createUsageRecorder } from './usage/usage-recorder';
@@ -195,11 +194,10 @@ async function main(): Promise<void> {
   if (!env.CURSOR_SECRET) {
     logger.warn('CURSOR_SECRET is not set: using a random secret, so cursors die with this process and are not shared between instances');
   }
-  const onUpstreamFailure = (failure: UpstreamFailure): void => metrics.upstreamErrors.inc({ kind: failure.kind });
-  const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS, onUpstreamFailure);
+  const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS);
   // Without insights configured no identity is ever signed; the random secret only fills the slot.
   const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
-  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret), onUpstreamFailure);
+  const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret));
   const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
   const gateway = createGateway({
     refusedAuth,

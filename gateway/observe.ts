@@ -67,6 +67,9 @@ export function createRequestObserver(
       const route = ROUTE_LABEL[ctx.route];
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
+      // Counted here, from the answer's reason (routes/errors.ts), so every upstream failure that
+      // decided an answer is counted once, whichever layer found it (call, status or page shape).
+      if (ctx.upstream) metrics.upstreamErrors.inc({ kind: ctx.upstream });
       if (keyId && metrics.countsKey(keyId)) metrics.keyRequests.inc({ key_id: keyId, status });
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
       const entry: Record<string, unknown> = {

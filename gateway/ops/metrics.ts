@@ -41,7 +41,7 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
   });
   const upstreamErrors = new Counter({
     name: 'gateway_upstream_errors_total',
-    help: 'Failed calls to listing stores and the insights service, by kind.',
+    help: 'Answers decided by a failed call to a listing store or the insights service, by kind (unreachable, timeout, unavailable, server_error, unreadable, aborted).',
     labelNames: ['kind'] as const,
     registers: [registry],
   });

@@ -1,5 +1,5 @@
 import type { CallerIdentity, IdentitySigner } from './caller-identity';
-import { createJsonCaller, isFailure, type CallContext, type FailureObserver, type JsonCaller } from './json-caller';
+import { createJsonCaller, isFailure, type CallContext, type JsonCaller } from './json-caller';
 import type { UpstreamFailure } from './outcome';
 
 export type InsightsResult = { readonly kind: 'answer'; readonly body: unknown } | { readonly kind: 'refused'; readonly parameter: string } | UpstreamFailure;
@@ -22,12 +22,12 @@ export interface InsightsUpstream {
  * not reshape them); a 404 is `not_found`, another 4xx is the caller's query (`invalid_parameter`),
  * failures map like the data service's.
  */
-export function createInsightsUpstream(url: string | undefined, timeoutMs: number, sign: IdentitySigner, onFailure?: FailureObserver): InsightsUpstream {
+export function createInsightsUpstream(url: string | undefined, timeoutMs: number, sign: IdentitySigner): InsightsUpstream {
   let current: { url: string; caller: JsonCaller } | undefined;
   const connect = (u: string | undefined): void => {
     if (current?.url === u) return;
     const previous = current;
-    current = u ? { url: u, caller: createJsonCaller(u, timeoutMs, 32, onFailure) } : undefined;
+    current = u ? { url: u, caller: createJsonCaller(u, timeoutMs, 32) } : undefined;
     // Requests already on the old pool finish; it closes when they have.
     if (previous) void previous.caller.close();
   };

@@ -88,16 +88,13 @@ function discard(body: Body): undefined {
   return undefined;
 }
 
-/** Told of every failed call (metrics). */
-export type FailureObserver = (failure: UpstreamFailure) => void;
-
 /**
  * GET-and-parse over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout
  * for the whole call (connect, head and body); the caller's abort passed on. Every failure is a
  * value: unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
  * (server_error), aborted. Only `accept` and `x-request-id` are sent: never the caller's headers.
  */
-export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128, onFailure?: FailureObserver): JsonCaller {
+export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128): JsonCaller {
   const base = new URL(baseUrl);
   const prefix = base.pathname.replace(/\/$/, '');
   const pool = new Pool(base.origin, {
@@ -153,16 +150,12 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   return {
     async get(pathAndQuery, ctx) {
       const raw = await call(pathAndQuery, ctx, baseHeaders(ctx));
-      const answer = isFailure(raw) ? raw : parseAnswer(raw.status, raw.bytes.toString('utf8'));
-      if (onFailure && isFailure(answer)) onFailure(answer);
-      return answer;
+      return isFailure(raw) ? raw : parseAnswer(raw.status, raw.bytes.toString('utf8'));
     },
     async getRaw(pathAndQuery, ctx, extraHeaders) {
       const headers = baseHeaders(ctx);
       if (extraHeaders) Object.assign(headers, extraHeaders);
-      const answer = await call(pathAndQuery, ctx, headers);
-      if (onFailure && isFailure(answer)) onFailure(answer);
-      return answer;
+      return call(pathAndQuery, ctx, headers);
     },
     close: () => pool.close(),
   };

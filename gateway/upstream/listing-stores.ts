@@ -1,5 +1,4 @@
 import type { StoreRoutes } from '../config/gateway-config';
-import type { FailureObserver } from './json-caller';
 import { createListingsClient, type ListingsClient } from './listings-client';
 
 export interface ListingStores {
@@ -20,7 +19,7 @@ const RETIRE_AFTER_MS = 30_000;
  * map look-up per request; the map is swapped whole on reload, so a request sees old or new routes,
  * never a mix.
  */
-export function createListingStores(routes: StoreRoutes, timeoutMs: number, onFailure?: FailureObserver): ListingStores {
+export function createListingStores(routes: StoreRoutes, timeoutMs: number): ListingStores {
   const clients = new Map<string, ListingsClient>();
   let byCountry = new Map<string, ListingsClient>();
   let fallback: ListingsClient | undefined;
@@ -29,7 +28,7 @@ export function createListingStores(routes: StoreRoutes, timeoutMs: number, onFa
   const clientFor = (url: string): ListingsClient => {
     let client = clients.get(url);
     if (!client) {
-      client = createListingsClient({ baseUrl: url, timeoutMs, ...(onFailure ? { onFailure } : {}) });
+      client = createListingsClient({ baseUrl: url, timeoutMs });
       clients.set(url, client);
     }
     return client;

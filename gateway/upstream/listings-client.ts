@@ -1,4 +1,4 @@
-import { createJsonCaller, isFailure, parseAnswer, type CallContext, type FailureObserver, type JsonAnswer } from './json-caller';
+import { createJsonCaller, isFailure, parseAnswer, type CallContext, type JsonAnswer } from './json-caller';
 import type { UpstreamFailure } from './outcome';
 import { checkPageBytes } from './page-bytes';
 import { isPrivateField, passThroughItems } from './page-json';
@@ -47,8 +47,6 @@ export interface ListingsClientOptions {
   readonly timeoutMs: number;
   /** Upper bound of pooled keep-alive connections to the data service. */
   readonly connections?: number;
-  /** Told of every failed call (metrics). */
-  readonly onFailure?: FailureObserver;
 }
 
 /** A listing without the data service's private fields (`isPrivateField`). */
@@ -73,13 +71,9 @@ const isListing = (v: unknown): v is Record<string, unknown> & { id: string; cou
  * body the gateway reshapes (see the performance issue). Every failure is an `UpstreamFailure` value.
  */
 export function createListingsClient(options: ListingsClientOptions): ListingsClient {
-  const caller = createJsonCaller(options.baseUrl, options.timeoutMs, options.connections, options.onFailure);
-  /** Parses a body the raw call left unparsed, telling the failure observer of an unreadable one as `get` does. */
-  const parsed = (status: number, bytes: Buffer): JsonAnswer => {
-    const answer = parseAnswer(status, bytes.toString('utf8'));
-    if (isFailure(answer)) options.onFailure?.(answer);
-    return answer;
-  };
+  const caller = createJsonCaller(options.baseUrl, options.timeoutMs, options.connections);
+  /** Parses a body the raw call left unparsed, as `get` does. */
+  const parsed = (status: number, bytes: Buffer): JsonAnswer => parseAnswer(status, bytes.toString('utf8'));
 
   /** The public-array format: the bytes themselves when provably clean, else parsed and cleaned. */
   function publicArrayPage(bytes: Buffer, nextHeader: string | string[] | undefined): PageResult {

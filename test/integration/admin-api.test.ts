@@ -4,16 +4,14 @@
  * update, and paged lists over 10,000 records (API and CLI).
  */
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import Redis from 'ioredis';
 import YAML from 'yaml';
 import { redisKeys } from '../../gateway/keys/redis-layout';
-import { fixtureListings } from '../fixtures/listings';
-import { makeTempDir, removeTempDirs, startBackend, startGateway, writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
+import { adminCall, adminFetch, waitForAdminStore } from '../kit/admin-api';
+import { removeTempDirs, startStack, writeGatewayConfig, type Stack } from '../kit/gateway-stack';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
-import { adminConformingFetch, ADMIN_DOCUMENT_FILE } from '../kit/openapi-conformance';
-import { ROOT } from '../kit/processes';
+import { ADMIN_DOCUMENT_FILE } from '../kit/openapi-conformance';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 const ADMIN_TOKEN = 'admin-token-for-admin-api-tests-0123';
@@ -21,51 +19,22 @@ const MANY = 10_000;
 
 let redisServer: RedisServer;
 let redis: Redis;
-let backend: Proc;
-let gateway: Proc;
+let stack: Stack;
 let adminUrl: string;
 
-const adminFetch = adminConformingFetch();
-async function admin(method: string, url: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const r = await adminFetch(`${adminUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: r.status, body: await r.json(), headers: r.headers };
-}
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const admin = (method: string, url: string, body?: unknown) => adminCall(adminUrl, ADMIN_TOKEN, method, url, body);
+const cli = (args: string[]) => runKeysCli(redisServer.url, args);
 
 beforeAll(async () => {
   redisServer = await startRedis();
   redis = new Redis(redisServer.url);
-  backend = await startBackend(writeListingsFile(fixtureListings()));
-  const dir = makeTempDir();
-  gateway = await startGateway({
-    backendUrl: backend.url,
-    keysFile: writeKeysFile([], dir),
-    gatewayConfig: writeGatewayConfig(undefined, dir),
-    env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' },
-  });
-  adminUrl = await announcedUrl(gateway, 'admin api listening');
+  stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' }] });
+  adminUrl = await announcedUrl(stack.gateway, 'admin api listening');
+  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
+  await stack?.stop();
   redis?.disconnect();
   await redisServer?.stop();
   removeTempDirs();

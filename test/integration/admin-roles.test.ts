@@ -8,16 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
+import { adminCall, adminFetch, waitForAdminStore } from '../kit/admin-api';
 import {
   gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
   writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
-import { adminConformingFetch } from '../kit/openapi-conformance';
-
-/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
-const adminFetch = adminConformingFetch();
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
 jest.setTimeout(30_000);
@@ -37,14 +34,8 @@ const tokensYaml = (entries: Array<{ name: string; token: string; role: string }
   entries.map((e) => `- name: ${e.name}\n  token_sha256: ${sha256Hex(e.token)}\n  role: ${e.role}\n`).join('');
 const baseEntries = (Object.keys(TOKENS) as Array<keyof typeof TOKENS>).map((role) => ({ name: NAMES[role], token: TOKENS[role], role }));
 
-const call = async (method: string, url: string, token: string, body?: unknown) => {
-  const res = await adminFetch(`${adminUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-};
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const call = (method: string, url: string, token: string, body?: unknown) => adminCall(adminUrl, token, method, url, body);
 
 async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -68,10 +59,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redis.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKEN, ADMIN_TOKENS_FILE: tokensFile },
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
-  // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
-  for (let i = 0; i < 200 && (await adminFetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.viewer}` } })).status !== 200; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForAdminStore(adminUrl, TOKENS.viewer);
 }, 60_000);
 
 afterAll(async () => {

@@ -5,25 +5,17 @@
  * `GET /admin/audit` and `keys audit`; retention trims by count and by age.
  */
 import Redis from 'ioredis';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runAs } from '../../gateway/audit/actor';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
-import { fixtureListings } from '../fixtures/listings';
-import {
-  getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile, writeListingsFile,
-  type Proc,
-} from '../kit/gateway-stack';
+import { adminCall, waitForAdminStore } from '../kit/admin-api';
+import { getWithKey, makeTempDir, removeTempDirs, sha256Hex, startStack, type Stack } from '../kit/gateway-stack';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
-import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
-import { adminConformingFetch } from '../kit/openapi-conformance';
-
-/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
-const adminFetch = adminConformingFetch();
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
 jest.setTimeout(30_000);
@@ -33,38 +25,17 @@ const CLI_ACTOR = `cli:${os.userInfo().username}@${os.hostname()}`;
 
 let redisServer: RedisServer;
 let redis: Redis;
-let backend: Proc;
-let gateway: Proc;
+let stack: Stack;
 let adminUrl: string;
-let dir: string;
-let gatewayConfig: string;
 /** Every key value handed out in this suite: none may appear in the log. */
 const values: string[] = [];
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis', GATEWAY_CONFIG: gatewayConfig },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONFIG: stack.gatewayConfig });
 
 const lastLine = (text: string): string => text.trim().split('\n').pop()!;
 
-async function call(method: string, url: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await adminFetch(`${adminUrl}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
+const call = (method: string, url: string, token: string, body?: unknown) => adminCall(adminUrl, token, method, url, body);
 
 interface Entry { id: string; time: string; actor: string; channel: string; action: string; key_id: string; changes: Record<string, { before: unknown; after: unknown }> }
 
@@ -74,26 +45,16 @@ const streamLength = (): Promise<number> => redis.xlen('lgw:audit');
 beforeAll(async () => {
   redisServer = await startRedis();
   redis = new Redis(redisServer.url);
-  backend = await startBackend(writeListingsFile(fixtureListings()));
-  dir = makeTempDir();
-  gatewayConfig = writeGatewayConfig(undefined, dir);
-  const tokensFile = path.join(dir, 'operators.yaml');
+  const tokensFile = path.join(makeTempDir(), 'operators.yaml');
   fs.writeFileSync(tokensFile, [['ada', 'admin'], ['otto', 'operator'], ['vera', 'viewer']]
     .map(([name, role]) => `- name: ${name}\n  token_sha256: ${sha256Hex(TOKENS[name as keyof typeof TOKENS])}\n  role: ${role}\n`).join(''));
-  gateway = await startGateway({
-    backendUrl: backend.url, keysFile: writeKeysFile([], dir), gatewayConfig,
-    env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile },
-  });
-  adminUrl = await announcedUrl(gateway, 'admin api listening');
-  // The admin API answers 503 until its Redis connection is up (no offline queue): wait for that.
-  for (let i = 0; i < 200 && (await adminFetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${TOKENS.vera}` } })).status !== 200; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile }] });
+  adminUrl = await announcedUrl(stack.gateway, 'admin api listening');
+  await waitForAdminStore(adminUrl, TOKENS.vera);
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
+  await stack?.stop();
   redis?.disconnect();
   await redisServer?.stop();
   removeTempDirs();
@@ -157,7 +118,7 @@ describe('each change through the CLI is one entry, attributed to cli:<user>@<ho
     expect((await cli(['revoke', 'cli-key'])).code).toBe(0);
     const importedValue = `imported-${Date.now()}-value-0123456789`;
     values.push(importedValue);
-    const file = path.join(dir, 'import.yaml');
+    const file = path.join(makeTempDir(), 'import.yaml');
     fs.writeFileSync(file, `keys:\n  - id: imported-key\n    key_sha256: ${sha256Hex(importedValue)}\n    tier: standard\n    countries: [FR]\n    address: 127.0.0.1\n    status: active\n`);
     expect((await cli(['import', file])).code).toBe(0);
     expect((await cli(['import', file])).code).toBe(0); // the same again: nothing changes, nothing recorded
@@ -173,7 +134,7 @@ describe('each change through the CLI is one entry, attributed to cli:<user>@<ho
     const imported = await entriesFor('imported-key');
     expect(imported.map((e) => [e.actor, e.channel, e.action])).toEqual([[CLI_ACTOR, 'cli', 'import']]);
     // The gateway works with the imported key: the log records the change, not the value.
-    expect((await getWithKey(gateway.url, '/v1/ping', importedValue)).status).toBe(200);
+    expect((await getWithKey(stack.url, '/v1/ping', importedValue)).status).toBe(200);
   });
 
   it('keys audit [ID] [--since …] prints one line per entry, newest first', async () => {
@@ -269,7 +230,7 @@ describe('retention', () => {
     // One entry per stream node makes Redis's approximate trimming exact, so the bound is testable.
     await redis.config('SET', 'stream-node-max-entries', '1');
     try {
-      const config = loadGatewayConfig(gatewayConfig);
+      const config = loadGatewayConfig(stack.gatewayConfig);
       const small = createKeyAdmin(redis, config, undefined, { maxEntries: 5, days: 400 });
       await runAs({ name: 'retention-test', channel: 'library' }, async () => {
         await small.create({ id: 'retained', tier: 'standard', countries: ['GB'], address: '127.0.0.1' });

@@ -18,11 +18,13 @@ import {
   type Stack,
   type Stub,
 } from '../kit/gateway-stack';
+import { announcedUrl } from '../kit/log-lines';
 
 /** The fields every listing carries (the public document requires them). */
 const T = '"listing_type":"sale","property_type":"house"';
 
 let stub: Stub;
+let opsUrl: string;
 let stack: Stack;
 /** What the stub answers to a page request: body and headers (content type and length are added). */
 let page: { body: string | Buffer; headers: Record<string, string> };
@@ -44,8 +46,9 @@ beforeAll(async () => {
   stack = await startStack({
     keys: [{ id: 'k', value: randomKeyValue('k'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' }],
     backendUrl: stub.url,
-    gateways: [{}],
+    gateways: [{ OPS_PORT: '0' }],
   });
+  opsUrl = await announcedUrl(stack.gateways[0]!, 'ops listening');
 });
 afterAll(async () => {
   await stack?.stop();
@@ -128,6 +131,22 @@ test.each([
 ])('an X-Next-After with %s → 500 internal_error', async (_label, next) => {
   page = { body: '[]', headers: { 'x-page-format': 'public-array', 'x-next-after': next } };
   expectOpaque500(await get());
+});
+
+test('a page refused for its shape is counted in gateway_upstream_errors_total, as each failure that decides an answer', async () => {
+  const unreadable = async (): Promise<number> => {
+    const text = await (await fetch(`${opsUrl}/metrics`)).text();
+    return Number(/gateway_upstream_errors_total\{kind="unreadable"\} (\d+)/.exec(text)?.[1] ?? 0);
+  };
+  const before = await unreadable();
+  page = arrayPage('{"items":[],"next_after":null}');
+  expectOpaque500(await get());
+  page = { body: '[]', headers: { 'x-page-format': 'public-array', 'x-next-after': 'GB 1' } };
+  expectOpaque500(await get());
+  // Counted when the answer is done (its log line): poll briefly.
+  const deadline = Date.now() + 5000;
+  while ((await unreadable()) < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect(await unreadable()).toBe(before + 2);
 });
 
 test('bytes that are not UTF-8 are not passed on as they are: the answer is valid UTF-8', async () => {

@@ -11,7 +11,7 @@ import {
   writeListingsFile, type Proc, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
-import { adminConformingFetch } from '../kit/openapi-conformance';
+import { adminCall, waitForAdminStore } from '../kit/admin-api';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { createRecordWrites } from '../../gateway/keys/record-writes';
 import { redisKeys, type StoredKey } from '../../gateway/keys/redis-layout';
@@ -137,16 +137,7 @@ describe('the Redis key store', () => {
   let backend: Proc;
   let gateway: Proc;
   let adminUrl: string;
-  const adminFetch = adminConformingFetch();
-  const admin = async (method: string, url: string, body?: unknown) => {
-    const r = await adminFetch(`${adminUrl}${url}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await r.text();
-    return { status: r.status, text, body: text ? JSON.parse(text) : undefined };
-  };
+  const admin = (method: string, url: string, body?: unknown) => adminCall(adminUrl, ADMIN_TOKEN, method, url, body);
 
   beforeAll(async () => {
     redisServer = await startRedis();
@@ -160,8 +151,7 @@ describe('the Redis key store', () => {
       env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0', TRUST_PROXY: '127.0.0.1/32' },
     });
     adminUrl = await announcedUrl(gateway, 'admin api listening');
-    // The admin API answers 503 until its Redis connection is up (a loaded machine may take a moment).
-    for (let i = 0; i < 100 && (await admin('GET', '/admin/keys')).status === 503; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitForAdminStore(adminUrl, ADMIN_TOKEN);
   }, 60_000);
 
   afterAll(async () => {

@@ -4,11 +4,10 @@
  * against a running gateway, which reloads each edit by itself. Comments survive; a refused edit
  * leaves the file byte for byte as it was.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { getWithKey, makeTempDir, randomKeyValue, removeTempDirs, startStack, writeTempFile, type Stack } from '../kit/gateway-stack';
-import { ROOT } from '../kit/processes';
+import { runKeysCliWith } from '../kit/keys-cli';
 
 const MARKER = '# a comment the operator wrote, which every edit keeps';
 const existing = randomKeyValue('existing');
@@ -16,16 +15,7 @@ const existing = randomKeyValue('existing');
 let stack: Stack;
 let keysFile: string;
 
-function keys(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const keys = (args: string[], env: Record<string, string> = {}) => runKeysCliWith(env, args);
 
 /** Polls the gateway until `key` gets `status` (the gateway reloads the file on its own). */
 async function until(key: string, status: number): Promise<void> {

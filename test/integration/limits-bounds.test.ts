@@ -4,15 +4,14 @@
  * the `RateLimit-Policy` header always carries a valid structured-field integer (at most 15 digits)
  * and no limit is beyond exact arithmetic. Out of range: one clear line (or a 400 naming the field).
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { stringify } from 'yaml';
 import {
   DEFAULT_TIERS, gatewayEnv, getWithKey, makeTempDir, removeTempDirs, runToExit, startGateway, writeGatewayConfig, writeKeysFile, writeTempFile,
   randomKeyValue, type Proc,
 } from '../kit/gateway-stack';
+import { adminCall, waitForAdminStore } from '../kit/admin-api';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
-import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 const ADMIN_TOKEN = 'admin-token-for-limit-tests-0123456789';
@@ -32,6 +31,7 @@ beforeAll(async () => {
     env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' },
   });
   adminUrl = await announcedUrl(gateway, 'admin api listening');
+  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
 }, 60_000);
 afterAll(async () => {
   await gateway?.stop();
@@ -39,32 +39,19 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-const admin = (method: string, url: string, body: unknown) =>
-  fetch(`${adminUrl}${url}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-function cli(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis' },
-    });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stderr }));
-  });
-}
+const admin = (method: string, url: string, body: unknown) => adminCall(adminUrl, ADMIN_TOKEN, method, url, body);
+const cli = (args: string[]) => runKeysCli(redisServer.url, args);
 
 const base = { tier: 'standard', countries: ['GB'], address: '127.0.0.1' };
 
 test('admin API: a limit beyond the bound is 400 invalid_parameter naming it; the bound itself is accepted', async () => {
   for (const [field, value] of [['per_minute', 1e308], ['per_day', 2 ** 53], ['per_month', MAX + 1], ['per_minute', 0], ['per_minute', 1.5]] as const) {
     const created = await admin('POST', '/admin/keys', { id: `too-big-${field}-${String(value).length}`, ...base, [field]: value });
-    expect({ field, value, status: created.status, body: await created.json() }).toEqual({ field, value, status: 400, body: expect.objectContaining({ error: 'invalid_parameter', parameter: field }) });
+    expect({ field, value, status: created.status, body: created.body }).toEqual({ field, value, status: 400, body: expect.objectContaining({ error: 'invalid_parameter', parameter: field }) });
   }
   const ok = await admin('POST', '/admin/keys', { id: 'at-bound', ...base, per_minute: MAX, per_day: MAX, per_month: MAX });
   expect(ok.status).toBe(201);
-  const { key } = (await ok.json()) as { key: string };
+  const { key } = ok.body as { key: string };
   const patched = await admin('PATCH', '/admin/keys/at-bound', { per_day: 1e308 });
   expect(patched.status).toBe(400);
   // The header the bound produces is a valid structured-field integer (15 digits at most).

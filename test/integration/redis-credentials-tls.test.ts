@@ -7,16 +7,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import Redis from 'ioredis';
 import {
   awayFromMinuteEdge, expectError, getWithKey, gatewayEnv, randomKeyValue, runToExit, send, startStack, writeGatewayConfig, writeKeysFile,
   type KeySpec, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl, waitForLine } from '../kit/log-lines';
-import { ROOT } from '../kit/processes';
 import { redisCli, startPasswordRedis, startTlsRedis, type SecuredRedis } from '../kit/redis-topologies';
+import { runKeysCliWith } from '../kit/keys-cli';
 
 jest.setTimeout(60_000);
 
@@ -75,16 +73,7 @@ async function minuteCount(client: Redis): Promise<number> {
   return names.length ? Number(await client.get(names[0]!)) : 0;
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', KEY_STORE: 'redis', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => runKeysCliWith({ KEY_STORE: 'redis', ...env }, args);
 
 describe('requirepass and ACL users', () => {
   it('the password in REDIS_URL counts in Redis; a wrong or missing one is refused at start-up with one line and no secret', async () => {

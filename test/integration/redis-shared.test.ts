@@ -4,7 +4,6 @@
  * one second, and the admin API's refusals.
  */
 import Redis from 'ioredis';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import {
@@ -14,6 +13,7 @@ import {
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { ROOT } from '../kit/processes';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { adminConformingFetch } from '../kit/openapi-conformance';
 import { startRedis, type RedisServer } from '../kit/redis-server';
@@ -27,20 +27,7 @@ let gateways: Proc[] = [];
 let adminUrl: string;
 const secret = cursorSecret();
 
-/** Runs the keys CLI against the test Redis; resolves its exit code and output. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr })); // 'close': all output read
-  });
-}
+const cli = (args: string[]) => runKeysCli(redisServer.url, args);
 
 async function createKey(args: string[]): Promise<string> {
   const result = await cli(['create', ...args]);

@@ -5,8 +5,6 @@
  * month's record 26 months; a graceful stop flushes what the instance still held.
  */
 import Redis from 'ioredis';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import {
   awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway,
@@ -16,7 +14,7 @@ import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { createRedisUsageStore, usageKeys } from '../../gateway/usage/redis-usage-store';
 import { dailyUsage, monthlyReport } from '../../gateway/usage/usage-reports';
-import { ROOT } from '../kit/processes';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { adminConformingFetch } from '../kit/openapi-conformance';
@@ -37,19 +35,7 @@ let gatewayConfig: string;
 let keysFile: string;
 const secret = cursorSecret();
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis', GATEWAY_CONFIG: gatewayConfig },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONFIG: gatewayConfig });
 
 const admin = (url: string, headers: Record<string, string> = {}) =>
   adminFetch(`${adminUrl}${url}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });

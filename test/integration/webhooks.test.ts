@@ -9,10 +9,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import Redis from 'ioredis';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { fixtureListings } from '../fixtures/listings';
@@ -20,8 +18,8 @@ import {
   awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
   writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
+import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
-import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { webhookKeys } from '../../gateway/webhooks/redis-webhook-queue';
 import { adminConformingFetch } from '../kit/openapi-conformance';
@@ -166,19 +164,7 @@ async function createKey(id: string, extra: Record<string, unknown> = {}): Promi
   return ((await answer.json()) as { key: string }).key;
 }
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisServer.url, KEY_STORE: 'redis', GATEWAY_CONFIG: gatewayConfig },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONFIG: gatewayConfig });
 
 async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -236,8 +222,9 @@ describe('key events', () => {
     const rolled = await admin('POST', '/admin/keys/wh-events/roll', { grace_seconds: 60 });
     const newValue = ((await rolled.json()) as { key: string }).key;
     expect((await cli(['revoke', 'wh-events'])).code).toBe(0);
-    const types = ['key.created', 'key.changed', 'key.paused', 'key.settled', 'key.rolled', 'key.revoked'];
-    await until('six key events', () => about('wh-events').length >= types.length);
+    expect(await cli(['delete', 'wh-events'])).toMatchObject({ code: 0, stderr: '' });
+    const types = ['key.created', 'key.changed', 'key.paused', 'key.settled', 'key.rolled', 'key.revoked', 'key.deleted'];
+    await until('seven key events', () => about('wh-events').length >= types.length);
     const events = about('wh-events').sort((a, b) => (a.event.timestamp < b.event.timestamp ? -1 : 1));
     expect(events.map((d) => d.event.type)).toEqual(types);
     const data = Object.fromEntries(events.map((d) => [d.event.type, d.event.data]));
@@ -247,6 +234,7 @@ describe('key events', () => {
     expect(data['key.settled']).toEqual({ key_id: 'wh-events', status: 'active' });
     expect(data['key.rolled']).toEqual({ key_id: 'wh-events', previous_key_valid_until: expect.any(String) });
     expect(data['key.revoked']).toEqual({ key_id: 'wh-events', status: 'revoked' });
+    expect(data['key.deleted']).toEqual({ key_id: 'wh-events' });
     const all = events.map((d) => d.body).join('\n');
     for (const secretText of [value, newValue, sha256Hex(value), sha256Hex(newValue)]) expect(all).not.toContain(secretText);
     expect(all).not.toMatch(/[0-9a-f]{64}/);

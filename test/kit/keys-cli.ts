@@ -10,11 +10,13 @@ export interface CliResult {
 
 /** Runs the built keys CLI (`dist/scripts/keys-cli.js`) against `redisUrl`; resolves once all output is read. */
 export function runKeysCli(redisUrl: string, args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runKeysCliWith({ REDIS_URL: redisUrl, KEY_STORE: 'redis', ...env }, args);
+}
+
+/** Runs the built keys CLI with exactly `env` (and PATH): for a cluster, a sentinel, a keys file. */
+export function runKeysCliWith(env: Record<string, string>, args: readonly string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', REDIS_URL: redisUrl, KEY_STORE: 'redis', ...env },
-    });
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist/scripts/keys-cli.js'), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -3,7 +3,7 @@
  * that must never see a 500 or wait without an answer, and bursts on fresh keys that tell when
  * counting is shared and exact again.
  */
-import { getWithKey, type Answer } from './gateway-stack';
+import { getWithKey, send, sleep, type Answer } from './gateway-stack';
 
 export interface LoadReport {
   statuses: Record<number, number>;
@@ -59,4 +59,52 @@ export async function burst(urls: string[], keyValue: string, limit: number, kil
   const statuses = answers.map((a) => a.status);
   const accepted = statuses.filter((s) => s === 200).length;
   return { atMs, accepted, statuses, exact: accepted === limit && statuses.every((s) => s === 200 || s === 429) };
+}
+
+export interface FailoverRun {
+  /** Names the topology in the printed figures. */
+  label: string;
+  urls: string[];
+  /** The gateways' ops listeners: each must say it counts in Redis again afterwards. */
+  ops: string[];
+  /** The key of the steady load. */
+  loadValue: string;
+  /** One fresh key per burst, each with a per-minute limit of `limit`, known to every gateway already. */
+  burstValues: string[];
+  limit: number;
+  /** Kills the master. */
+  kill(): Promise<void>;
+  /** Resolves once a replica serves as the new master (started right after the kill). */
+  promoted(): Promise<unknown>;
+}
+
+/**
+ * A master killed under a steady load (CONTRACT part 6, failover): no 500 and no hang; bursts on
+ * fresh keys, one a second, until two in a row are exact after the promotion, and the first of the
+ * exact run within 10 s of it. Prints the figures (for the README's note) and asserts them.
+ */
+export async function expectFailoverRecovers(o: FailoverRun): Promise<void> {
+  const load = steadyLoad(o.urls, o.loadValue, 5000);
+  await sleep(500);
+  const killedAt = Date.now();
+  await o.kill();
+  let promotedAt = 0;
+  const promotion = o.promoted().then(() => { promotedAt = Date.now(); });
+  const bursts: Burst[] = [];
+  for (const value of o.burstValues) {
+    const next = killedAt + (bursts.length + 1) * 1000;
+    await sleep(Math.max(0, next - Date.now()));
+    bursts.push(await burst(o.urls, value, o.limit, killedAt));
+    if (bursts.length >= 2 && bursts.slice(-2).every((b) => b.exact) && promotedAt) break;
+  }
+  await promotion;
+  const report = await load.stop();
+  const firstExact = bursts.findIndex((b, i) => bursts.slice(i).every((x) => x.exact));
+  console.log(`${o.label} failover: new master ${promotedAt - killedAt} ms after the kill; bursts (ms after kill: accepted of ${o.limit}) ${bursts.map((b) => `${b.atMs}:${b.accepted}${b.exact ? '' : '*'}`).join(' ')}; exact again from ${firstExact >= 0 ? bursts[firstExact]!.atMs : 'never'} ms; load ${JSON.stringify(report.statuses)}, slowest ${report.slowestMs} ms`);
+  expect(report.failures).toEqual([]);
+  expect(Object.keys(report.statuses).filter((s) => s !== '200' && s !== '503')).toEqual([]);
+  expect(bursts.flatMap((b) => b.statuses).filter((s) => s >= 500 && s !== 503)).toEqual([]);
+  expect(firstExact).toBeGreaterThanOrEqual(0);
+  expect(killedAt + bursts[firstExact]!.atMs - promotedAt).toBeLessThanOrEqual(10_000);
+  for (const url of o.ops) expect((await send(url, '/readyz')).body).toMatchObject({ checks: { redis: 'ok' }, counting: 'shared' });
 }
