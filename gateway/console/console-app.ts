@@ -233,13 +233,13 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
   });
 
   const CONFIRM: Record<ConfirmAction, Permission> = { pause: 'manage', roll: 'issue', revoke: 'issue' };
-  router.get('/keys/:id/confirm/:action', async (req, res, next) => {
+  router.get('/keys/:id/confirm/:action', (req, res, next) => {
     const action = req.params.action as ConfirmAction;
-    if (!Object.hasOwn(CONFIRM, action)) return next();
-    const { role, name } = signed(res);
-    if (!allows(role, CONFIRM[action])) throw new ApiError('forbidden', {}, undefined, `The role "${role}" of token "${name}" cannot do this.`);
+    if (!Object.hasOwn(CONFIRM, action)) return next('route');
+    need(CONFIRM[action])(req, res, next);
+  }, async (req, res) => {
     admin();
-    sendPage(res, 200, confirmPage(signed(res).ctx, await o.store.show(req.params.id as string), action));
+    sendPage(res, 200, confirmPage(signed(res).ctx, await o.store.show(req.params.id as string), req.params.action as ConfirmAction));
   });
 
   const back = (res: Response, id: string, done: string): void => res.redirect(303, `/console/keys/${encodeURIComponent(id)}?done=${done}`);

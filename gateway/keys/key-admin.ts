@@ -105,9 +105,6 @@ function checked<T extends Partial<KeyEntry>>(fields: T, complete = false): T {
   throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${result.issue.message}`);
 }
 
-/** Deletes KEYS[1] only if it still holds ARGV[1]: one key, so it runs on any topology. */
-const DELETE_IF_UNCHANGED = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end return 0`;
-
 const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
 const nowIso = (): string => new Date().toISOString();
 
@@ -135,7 +132,7 @@ export function createKeyAdmin(
    * commit and this loses the entry, which is logged as an error (never reported as a failed change:
    * a retried roll would hand out a second value).
    */
-  const audited = async (action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey): Promise<void> => {
+  const audited = async (action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey | undefined): Promise<void> => {
     const changes = diffRecords(before, after);
     if (!Object.keys(changes).length && action !== 'roll') return;
     try {
@@ -393,19 +390,10 @@ export function createKeyAdmin(
         if (stored.status !== 'revoked') {
           throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `Key "${id}" is ${stored.status}: only a revoked key can be deleted (revoke it first).`);
         }
-        // The record decides (record-writes.ts): once it is gone, its pointers authenticate nothing; they are tidied after.
-        if ((await redis.eval(DELETE_IF_UNCHANGED, 1, redisKeys.record(id), json!)) === 1) break;
+        if (await writes.remove({ stored, json: json! })) break;
       }
-      await redis.srem(redisKeys.ids, id);
+      await audited('delete', id, stored, undefined);
       const hashes = liveHashes(stored, 0);
-      for (const hash of hashes) await redis.del(redisKeys.byHash(hash));
-      try {
-        const tx = redis.pipeline();
-        audit.append(tx, currentActor(), 'delete', id, diffRecords(stored, undefined));
-        await tx.exec();
-      } catch (err) {
-        logger?.error({ err: (err as Error).message, key_id: id, action: 'delete' }, 'key change stored but not written to the audit log');
-      }
       await publish(hashes);
       await emit('key.deleted', { key_id: id });
       const keys = counterKeys(id, windowsAt(Date.now()));
@@ -421,7 +409,6 @@ export function createKeyAdmin(
     },
     /** The audit log of this store (newest first, paged). */
     readAudit: audit.read,
-    /** Upserts every record of a YAML keys file; returns the ids. */
     /**
      * Upserts every record of a YAML keys file (an export restores the store); returns the ids. Demo
      * keys (values published in the README) are refused unless `allowDemo`: before anything is written.

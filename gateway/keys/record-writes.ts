@@ -54,12 +54,12 @@ export function createRecordWrites(redis: RedisClient) {
     throw concurrent();
   }
 
-  /** After a commit: pointers of hashes `before` authenticated and `after` does not are removed. */
-  async function releaseHashes(before: StoredKey | undefined, after: StoredKey): Promise<void> {
-    if (!before) return;
-    const now = Date.now();
-    const keep = new Set(liveHashes(after, now));
-    for (const hash of liveHashes(before, now)) if (!keep.has(hash)) await redis.del(redisKeys.byHash(hash));
+  /**
+   * Removes the pointers of `hashes` that still lead to `id`. Only those: once the record stopped
+   * naming a hash, another writer may claim its pointer (claimHash above) before this runs.
+   */
+  async function releaseHashes(hashes: readonly string[], id: string): Promise<void> {
+    for (const hash of hashes) await compareAndSet(redisKeys.byHash(hash), id, null);
   }
 
   return {
@@ -77,7 +77,21 @@ export function createRecordWrites(redis: RedisClient) {
         // Tidiness only: the record's grace ends the old value's use, cached or not.
         await redis.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at);
       }
-      await releaseHashes(before.stored, after);
+      if (before.stored) {
+        const keep = new Set(liveHashes(after, Date.now()));
+        await releaseHashes(liveHashes(before.stored, Date.now()).filter((hash) => !keep.has(hash)), after.id);
+      }
+      return true;
+    },
+    /**
+     * Deletes the record `before` if nobody changed it meanwhile, then its id and its pointers (the
+     * record decides: once it is gone they authenticate nothing). False: another writer got there first.
+     */
+    async remove(before: { stored: StoredKey; json: string }): Promise<boolean> {
+      const { id } = before.stored;
+      if (!(await compareAndSet(redisKeys.record(id), before.json, null))) return false;
+      await redis.srem(redisKeys.ids, id);
+      await releaseHashes(liveHashes(before.stored, 0), id);
       return true;
     },
     concurrent,

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../redis/connect';
-import { addTo, emptyCounts, isRefusalCode, type UsageCounts, type UsageEntry, type UsageField, type UsageStore } from './usage-model';
+import { addTo, emptyCounts, isRefusalCode, mayHaveApplied, PartialUsageWrite, type UsageCounts, type UsageEntry, type UsageField, type UsageStore } from './usage-model';
 import { monthOfDay, monthStartPlus, monthsBetween } from './usage-dates';
 import { RETAIN_MONTHS } from './retention';
 
@@ -28,27 +28,37 @@ function readField(month: string, field: string, value: string, into: (day: stri
  * History shared by every instance, in Redis. Writes are increments (HINCRBY), so instances
  * flushing the same key and day add up; each month's hash and index expire 26 months after the
  * month began. Commands are sent one by one (ioredis pipelines them on the connection), which works
- * on a single node and on a cluster alike.
+ * on a single node and on a cluster alike; so a batch can fail in part, and says which part may be
+ * sent again (PartialUsageWrite).
  */
 export function createRedisUsageStore(redis: RedisClient): UsageStore {
   return {
     async add(entries: readonly UsageEntry[]) {
-      const work: Promise<unknown>[] = [];
-      const touched = new Map<string, string>(); // hash → month
-      for (const e of entries) {
+      const hashOf = (e: UsageEntry): string => usageKeys.month(e.keyId, monthOfDay(e.day));
+      const increments = entries.map((e) => redis.hincrby(hashOf(e), fieldName(e), e.count));
+      const touched = new Map<string, UsageEntry>(); // hash → its first entry
+      for (const e of entries) if (!touched.has(hashOf(e))) touched.set(hashOf(e), e);
+      // Index and expiry: idempotent, so repeating them is harmless.
+      const bookkeeping = [...touched.values()].map((e) => {
         const month = monthOfDay(e.day);
-        const hash = usageKeys.month(e.keyId, month);
-        work.push(redis.hincrby(hash, fieldName(e), e.count));
-        if (!touched.has(hash)) {
-          touched.set(hash, month);
-          work.push(redis.sadd(usageKeys.index(month), e.keyId));
-        }
-      }
-      for (const [hash, month] of touched) {
         const expiry = monthStartPlus(month, RETAIN_MONTHS);
-        work.push(redis.pexpireat(hash, expiry), redis.pexpireat(usageKeys.index(month), expiry));
-      }
-      await Promise.all(work);
+        return Promise.all([redis.sadd(usageKeys.index(month), e.keyId), redis.pexpireat(hashOf(e), expiry), redis.pexpireat(usageKeys.index(month), expiry)]);
+      });
+      const [added, kept] = await Promise.all([Promise.allSettled(increments), Promise.allSettled(bookkeeping)]);
+      const failed = [...added, ...kept].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (!failed) return;
+      const unkept = new Set([...touched.keys()].filter((_, i) => kept[i]!.status === 'rejected'));
+      const retry: UsageEntry[] = [];
+      let uncertain = 0;
+      entries.forEach((e, i) => {
+        const result = added[i]!;
+        if (result.status === 'rejected' && !mayHaveApplied(result.reason)) retry.push(e);
+        else {
+          if (result.status === 'rejected') uncertain += e.count;
+          if (result.status === 'rejected' || unkept.has(hashOf(e))) retry.push({ ...e, count: 0 });
+        }
+      });
+      throw new PartialUsageWrite(String((failed.reason as Error | undefined)?.message ?? failed.reason), retry, uncertain);
     },
     async days(keyId: string, from: string, to: string) {
       const out = new Map<string, UsageCounts>();

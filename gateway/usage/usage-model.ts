@@ -34,6 +34,25 @@ export interface UsageEntry {
   readonly count: number;
 }
 
+/** A write that timed out may have been applied: sending it again could count twice. */
+export const mayHaveApplied = (err: unknown): boolean => /timed out/i.test(String((err as Error | undefined)?.message ?? err));
+
+/**
+ * A batch the store wrote in part (its commands go to different keys, on a cluster to different
+ * nodes, so some may fail while others are applied). `retry` may be sent again without counting
+ * anything twice: the failed increments, and increments of 0 where only the bookkeeping of a
+ * month's hash (index, expiry) failed; `uncertain` requests are in increments that timed out.
+ */
+export class PartialUsageWrite extends Error {
+  constructor(
+    message: string,
+    readonly retry: readonly UsageEntry[],
+    readonly uncertain: number,
+  ) {
+    super(message);
+  }
+}
+
 export const emptyCounts = (): UsageCounts => ({ accepted: 0, refused: {} });
 
 /** Adds `count` of `field` to `into` (mutates, returns it). */

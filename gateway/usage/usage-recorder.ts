@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { dayOf } from './usage-dates';
-import { isRefusalCode, type UsageEntry, type UsageField, type UsageStore } from './usage-model';
+import { isRefusalCode, mayHaveApplied, PartialUsageWrite, type UsageEntry, type UsageField, type UsageStore } from './usage-model';
 
 export interface UsageRecorder {
   /**
@@ -27,8 +27,9 @@ const SEP = '\u0000';
  * Aggregates answers per key, UTC day and outcome in this process and adds them to the store every
  * `flushMs`: the public path gains no Redis round trip, accepted or refused. What a crash (not a
  * graceful stop) can lose: the counts of the last `flushMs` of this instance. A failed flush keeps
- * its counts for the next one, unless it timed out (then it may have been applied, and adding it
- * again could bill twice: it is dropped and logged).
+ * for the next one what was surely not stored: a flush stored in part keeps only the part that
+ * failed (PartialUsageWrite), and what timed out may have been applied, so adding it again could
+ * bill twice: it is dropped and logged.
  */
 export function createUsageRecorder(store: UsageStore, options: RecorderOptions): UsageRecorder {
   const maxPending = options.maxPending ?? 100_000;
@@ -77,12 +78,15 @@ export function createUsageRecorder(store: UsageStore, options: RecorderOptions)
       await store.add(entries);
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);
-      if (/timed out/i.test(message)) {
-        options.logger?.error({ err: message, counts: entries.length }, 'usage history: a flush timed out and may or may not have been stored; not retried, to never count twice');
-        return;
+      // Only what was surely not applied is counted again: what timed out may have been.
+      const partial = err instanceof PartialUsageWrite;
+      const uncertain = partial ? err.uncertain : mayHaveApplied(err) ? entries.length : 0;
+      if (uncertain > 0) {
+        options.logger?.error({ err: message, uncertain }, 'usage history: a flush timed out and may or may not have been stored; not retried, to never count twice');
       }
-      options.logger?.warn({ err: message, counts: entries.length }, 'usage history: flush failed; kept for the next one');
-      for (const [key, n] of batch) add(key, n);
+      const retry = partial ? err.retry : uncertain > 0 ? [] : entries;
+      if (retry.length) options.logger?.warn({ err: message, counts: retry.length }, 'usage history: flush failed; kept for the next one');
+      for (const e of retry) add(`${e.keyId}${SEP}${e.day}${SEP}${e.field}`, e.count);
     }
   };
   const flush = (): Promise<void> => (flushing = flushing.then(flushNow));

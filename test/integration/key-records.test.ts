@@ -13,6 +13,8 @@ import {
 import { announcedUrl } from '../kit/log-lines';
 import { adminCall, waitForAdminStore } from '../kit/admin-api';
 import { startRedis, type RedisServer } from '../kit/redis-server';
+import { createRecordWrites } from '../../gateway/keys/record-writes';
+import { redisKeys, type StoredKey } from '../../gateway/keys/redis-layout';
 
 const NOTE = `customer-note-${randomKeyValue('note')}`;
 const ranged = randomKeyValue('ranged');
@@ -210,6 +212,25 @@ describe('the Redis key store', () => {
       answer = await getWithKey(gateway.url, '/v1/ping', created.body.key);
     }
     expect(answer.body).toMatchObject({ error: 'unauthenticated' });
+  });
+
+  it('a write tidies only the hash pointers that still lead to its own record: one another writer took over meanwhile stays', async () => {
+    const writes = createRecordWrites(redis);
+    const hash = (c: string): string => c.repeat(64);
+    const first = { id: 'tidy', tier: 'standard', countries: ['GB'], addresses: ['127.0.0.1'], status: 'active', key_sha256: hash('a'), created_at: 'c', updated_at: 'u' } as StoredKey;
+    expect(await writes.commit({ json: null }, first)).toBe(true);
+    expect(await redis.get(redisKeys.byHash(hash('a')))).toBe('tidy');
+    // Between the commit that stops naming hash a and the tidying after it, another key claims a's pointer.
+    await redis.set(redisKeys.byHash(hash('a')), 'claimer');
+    const rolled = { ...first, key_sha256: hash('b') };
+    expect(await writes.commit({ stored: first, json: JSON.stringify(first) }, rolled)).toBe(true);
+    expect(await redis.get(redisKeys.byHash(hash('a')))).toBe('claimer');
+    expect(await redis.get(redisKeys.byHash(hash('b')))).toBe('tidy');
+    // The same when the record is deleted.
+    await redis.set(redisKeys.byHash(hash('b')), 'claimer');
+    expect(await writes.remove({ stored: rolled, json: JSON.stringify(rolled) })).toBe(true);
+    expect(await redis.exists(redisKeys.record('tidy'))).toBe(0);
+    expect(await redis.get(redisKeys.byHash(hash('b')))).toBe('claimer');
   });
 
   it('deletes only a revoked key; deleting frees the id and its counters', async () => {

@@ -5,6 +5,7 @@ import { diffRecords } from '../../gateway/audit/audit-entry';
 import { html, raw } from '../../gateway/console/html';
 import { createConsoleRouter } from '../../gateway/console/console-app';
 import type { ConsoleStore } from '../../gateway/console/console-store';
+import type { KeyAdmin } from '../../gateway/keys/key-admin';
 import { createMemorySessionStore, csrfMatches } from '../../gateway/console/sessions';
 import { createOperatorRegistry } from '../../gateway/operators/operator-tokens';
 
@@ -62,18 +63,21 @@ describe('the in-memory audit log (the Redis stream\'s twin)', () => {
   });
 });
 
-describe('the console\'s error pages', () => {
+describe('the console\'s guards and error pages', () => {
   const TOKEN = 'console-error-pages-admin-token-0123';
   const logged: Array<{ level: number; msg: string; err?: unknown }> = [];
   let base = '';
   let cookie = '';
   let server: import('node:http').Server;
+  const settled: string[] = [];
 
   beforeAll(async () => {
     const closed = (): never => {
       throw new Error('Connection is closed.');
     };
-    const store: ConsoleStore = { source: 'a stub store', list: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
+    // Reads fail as with Redis away; the one write used here (settle) is recorded.
+    const admin = { settle: async (id: string) => void settled.push(id) } as unknown as KeyAdmin;
+    const store: ConsoleStore = { source: 'a stub store', admin, list: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     const app = express();
     app.use('/console', createConsoleRouter({ store, operators: createOperatorRegistry(TOKEN), sessions: createMemorySessionStore(60_000), sessionTtlMs: 60_000, logger }));
@@ -85,15 +89,39 @@ describe('the console\'s error pages', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
+  it('a post needs the session\'s CSRF token and this origin; sign-in from another origin is refused', async () => {
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await (await fetch(`${base}/keys/new`, { headers: { cookie } })).text())![1]!;
+    const settle = (body: string, headers: Record<string, string> = {}) => fetch(`${base}/keys/k1/settle`, {
+      method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...headers }, body,
+    });
+    const refused = {
+      noToken: (await settle('')).status,
+      wrongToken: (await settle(`_csrf=${csrf}x`)).status,
+      twoTokens: (await settle(`_csrf=${csrf}&_csrf=${csrf}`)).status,
+      otherOrigin: (await settle(`_csrf=${csrf}`, { origin: 'http://evil.example' })).status,
+    };
+    expect(refused).toEqual({ noToken: 403, wrongToken: 403, twoTokens: 403, otherOrigin: 403 });
+    expect(settled).toEqual([]);
+    const done = await settle(`_csrf=${encodeURIComponent(csrf)}`, { origin: new URL(base).origin });
+    expect([done.status, done.headers.get('location')]).toEqual([303, '/console/keys/k1?done=settled']);
+    expect(settled).toEqual(['k1']);
+    const signIn = await fetch(`${base}/sign-in`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://evil.example' }, body: `token=${TOKEN}`,
+    });
+    expect(signIn.status).toBe(403);
+    expect(signIn.headers.get('set-cookie')).toBeNull();
+  });
+
   it('a form or path it cannot read is a 4xx page, Redis away a 503 page: never a 500 or a logged stack', async () => {
     const form = (headers: Record<string, string>) => fetch(`${base}/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'token=x' });
     const answers = {
       charset: await form({ 'content-type': 'application/x-www-form-urlencoded; charset=koi8-r' }),
       encoding: await form({ 'content-encoding': 'bogus' }),
       path: await fetch(`${base}/keys/%E0%A4%A`, { headers: { cookie } }),
+      unknownAction: await fetch(`${base}/keys/k1/confirm/explode`, { headers: { cookie } }),
       redisAway: await fetch(`${base}/keys`, { headers: { cookie } }),
     };
-    expect(Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, r.status]))).toEqual({ charset: 400, encoding: 400, path: 404, redisAway: 503 });
+    expect(Object.fromEntries(Object.entries(answers).map(([k, r]) => [k, r.status]))).toEqual({ charset: 400, encoding: 400, path: 404, unknownAction: 404, redisAway: 503 });
     expect(answers.redisAway.headers.get('retry-after')).toBe('1');
     const page = await answers.charset.text();
     expect(page).toContain('invalid_parameter');

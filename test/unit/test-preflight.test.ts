@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkNode, NEEDS } from '../../scripts/test-preflight';
+import { checkNode, NEEDS, TESTED_NODE_LINES } from '../../scripts/test-preflight';
 
 const SCRIPT = path.resolve(__dirname, '../../dist/scripts/test-preflight.js');
 
@@ -47,6 +47,13 @@ describe('test preflight', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`${missing} is missing`);
     expect(lines[0]).toContain(`apt-get install ${debian}`);
+  });
+
+  test('the Node lines it names are the ones .ci/run runs the suite on, and the oldest is the engines minimum', () => {
+    const ci = /^NODE_LINES=\(([\d ]+)\)$/m.exec(readFileSync(path.resolve(__dirname, '../../.ci/run'), 'utf8'));
+    expect(ci?.[1]!.split(' ').map(Number).sort((a, b) => a - b)).toEqual([...TESTED_NODE_LINES]);
+    const engines = (JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(engines).toMatch(new RegExp(`^\\^${TESTED_NODE_LINES[0]}\\.`));
   });
 
   test('every need names a Debian package', () => {

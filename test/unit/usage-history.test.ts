@@ -4,6 +4,8 @@
  */
 import { createMemoryUsageStore } from '../../gateway/usage/memory-usage-store';
 import { createUsageRecorder } from '../../gateway/usage/usage-recorder';
+import { createRedisUsageStore } from '../../gateway/usage/redis-usage-store';
+import type { RedisClient } from '../../gateway/redis/connect';
 import { dailyUsage, monthlyReport, reportCsv } from '../../gateway/usage/usage-reports';
 import { dayRange, monthParam } from '../../gateway/usage/usage-query';
 import type { UsageEntry, UsageStore } from '../../gateway/usage/usage-model';
@@ -71,6 +73,30 @@ describe('usage recorder and memory store', () => {
     failWith = undefined;
     await recorder.close();
     expect(stored).toHaveLength(1);
+  });
+
+  it('a flush stored in part counts again only the part that failed (a cluster node away), never what was stored', async () => {
+    // A Redis whose increments of one key fail until it is back; everything else is applied.
+    const hashes = new Map<string, Map<string, number>>();
+    let awayKey: string | undefined = 'k-away';
+    const redis = {
+      hincrby: async (hash: string, field: string, n: number) => {
+        if (awayKey && hash.includes(`{${awayKey}}`)) throw new Error('Connection is closed.');
+        const h = hashes.get(hash) ?? new Map<string, number>();
+        hashes.set(hash, h.set(field, (h.get(field) ?? 0) + n));
+        return h.get(field);
+      },
+      sadd: async () => 1,
+      pexpireat: async () => 1,
+    };
+    const recorder = createUsageRecorder(createRedisUsageStore(redis as unknown as RedisClient), { flushMs: 60_000 });
+    const now = at('2026-11-10T12:00:00Z');
+    for (const id of ['k-here', 'k-away']) recorder.record(id, 200, undefined, now);
+    await recorder.flush();
+    awayKey = undefined;
+    await recorder.flush();
+    expect(hashes.get('lgw:{k-here}:usage:2026-11')?.get('10')).toBe(1);
+    expect(hashes.get('lgw:{k-away}:usage:2026-11')?.get('10')).toBe(1);
   });
 
   it('bounds what it holds while the store fails', async () => {
