@@ -5,6 +5,7 @@
  * second, one node given as REDIS_URL refused, and a master killed: no 500, no hang, counting shared
  * and exact again after the promotion (the time is printed for the closing note).
  */
+import { waitForAdminStore } from '../kit/admin-api';
 import pino from 'pino';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
@@ -158,6 +159,8 @@ describe('Redis Cluster, three instances seeded with different nodes', () => {
     await step(['settle', 'cli-cluster'], 200);
     // The admin API on the cluster: a roll without grace ends the old value everywhere, the new one works everywhere.
     const adminUrl = await announcedUrl(stack.gateways[0]!, 'admin api listening');
+    // The admin API answers 503 until its own Redis connection is up (no offline queue).
+    await waitForAdminStore(adminUrl, ADMIN_TOKEN);
     const rolled = await fetch(`${adminUrl}/admin/keys/cli-cluster/roll`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },

@@ -4,6 +4,7 @@
  * read the same numbers; the Redis store rolls a day and a month (days passed in) and keeps each
  * month's record 26 months; a graceful stop flushes what the instance still held.
  */
+import { waitForAdminStore } from '../kit/admin-api';
 import Redis from 'ioredis';
 import { fixtureListings } from '../fixtures/listings';
 import {
@@ -60,6 +61,8 @@ beforeAll(async () => {
     ),
   );
   adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
+  // The admin API answers 503 until its own Redis connection is up (no offline queue).
+  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
 }, 60_000);
 
 afterAll(async () => {
