@@ -60,38 +60,116 @@ export const isFailure = (answer: object): answer is UpstreamFailure => 'kind' i
 /** An upstream answer larger than this is refused unread: one answer must not take the process's memory. */
 export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
-type Body = Dispatcher.ResponseData['body'];
-
-/**
- * The body as bytes, or undefined when it is larger than MAX_ANSWER_BYTES. A declared length within
- * the cap is read in one go (undici's own `arrayBuffer()`, no decoding); an undeclared one is
- * counted chunk by chunk.
- */
-async function readCapped(body: Body, contentLength: string | string[] | undefined): Promise<Buffer | undefined> {
-  const declared = typeof contentLength === 'string' ? Number(contentLength) : NaN;
-  if (declared > MAX_ANSWER_BYTES) return discard(body);
-  if (declared >= 0) return Buffer.from(await body.arrayBuffer()); // undici fails the read if more arrives than declared
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ANSWER_BYTES) return discard(body);
-    chunks.push(chunk);
+/** The headers of an answer, names lower-cased; a repeated header's values in an array (as node:http has them). */
+function headersOf(raw: Buffer[]): IncomingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    const value = raw[i + 1]!.toString('latin1');
+    const seen = headers[name];
+    if (seen === undefined) headers[name] = value;
+    else if (Array.isArray(seen)) seen.push(value);
+    else headers[name] = [seen, value];
   }
-  return Buffer.concat(chunks);
+  return headers;
 }
 
-/** Drops a body unread; undici reports the drop as an error event, which is expected here. */
-function discard(body: Body): undefined {
-  body.once('error', () => undefined);
-  body.destroy();
-  return undefined;
-}
+/** Thrown into undici's connection to drop an answer over MAX_ANSWER_BYTES unread. */
+const TOO_LARGE = new Error('upstream answer over the size cap');
 
 /**
- * GET-and-parse over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout
- * for the whole call (connect, head and body); the caller's abort passed on. Every failure is a
- * value: unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
+ * One call's undici handler: the answer's bytes collected as they arrive, straight from the HTTP
+ * parser. undici's `request()` wraps the same events in an AsyncResource, a Readable stream and a
+ * promise per answer, and reading that stream whole costs more again; this handler does none of
+ * that (measured: bench/levers.ts, "Upstream call: answer handling"). The whole call (connect, head
+ * and body) runs against one timer; the caller's abort is passed on.
+ */
+class AnswerHandler implements Dispatcher.DispatchHandlers {
+  private abortConnection: ((err: Error) => void) | undefined;
+  private status = 0;
+  private headers: IncomingHttpHeaders | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private done = false;
+  private readonly timer: NodeJS.Timeout;
+  /** Timed out or the caller left: settled at once (not when undici gets round to it), the connection dropped. */
+  private readonly onAbort = (): void => {
+    const timedOut = this.signal.reason === TIMED_OUT;
+    this.settle(timedOut ? { kind: 'timeout' } : { kind: 'aborted' });
+    // Not connected yet: onConnect aborts when the pool hands the call a connection.
+    this.abortConnection?.(timedOut ? TIMED_OUT : REQUEST_ABORTED);
+  };
+
+  constructor(
+    private readonly resolve: (answer: RawAnswer) => void,
+    private readonly signal: CallSignal,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => signal.abort(TIMED_OUT), timeoutMs);
+    signal.once('abort', this.onAbort);
+  }
+
+  private settle(answer: RawAnswer): void {
+    if (this.done) return;
+    this.done = true;
+    clearTimeout(this.timer);
+    this.signal.off('abort', this.onAbort);
+    this.resolve(answer);
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.signal.aborted) abort(this.signal.reason === TIMED_OUT ? TIMED_OUT : REQUEST_ABORTED);
+    else this.abortConnection = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx: the answer follows
+    this.status = statusCode;
+    this.headers = headersOf(rawHeaders);
+    const declared = this.headers['content-length'];
+    if (typeof declared === 'string' && Number(declared) > MAX_ANSWER_BYTES) this.tooLarge();
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.done) return true;
+    this.size += chunk.length;
+    if (this.size > MAX_ANSWER_BYTES) this.tooLarge();
+    else this.chunks.push(chunk);
+    return true;
+  }
+
+  /** Over MAX_ANSWER_BYTES: refused unread, never buffered whole. */
+  private tooLarge(): void {
+    this.settle({ kind: 'unreadable' });
+    this.abortConnection?.(TOO_LARGE);
+  }
+
+  onComplete(): void {
+    const status = this.status;
+    if (status === 503) return this.settle({ kind: 'unavailable', retryAfterSeconds: parseRetryAfter(this.headers!['retry-after']) });
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    this.settle({ status, headers: this.headers!, bytes });
+  }
+
+  onError(err: Error): void {
+    const timedOut = this.signal.reason === TIMED_OUT;
+    if (this.signal.aborted && !timedOut) return this.settle({ kind: 'aborted' });
+    if (timedOut || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+      return this.settle({ kind: 'timeout' });
+    }
+    // Cut after the head (a short body, a reset mid-answer): unreadable; before it: unreachable.
+    this.settle({ kind: this.headers ? 'unreadable' : 'unreachable' });
+  }
+}
+
+/** The abort reason passed on when the caller went away. */
+const REQUEST_ABORTED = new undiciErrors.RequestAbortedError();
+
+/**
+ * GET over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout for the
+ * whole call (connect, head and body); the caller's abort passed on. Every failure is a value:
+ * unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
  * (server_error), aborted. Only `accept` and `x-request-id` are sent: never the caller's headers.
  */
 export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128): JsonCaller {
@@ -108,43 +186,15 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   // The call's own headers (e.g. the caller's signed identity for insights), then the gateway's, which win.
   const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId });
 
-  async function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
-    const { signal } = ctx;
-    const timer = setTimeout(() => signal.abort(TIMED_OUT), timeoutMs);
-    const timedOut = (): boolean => signal.reason === TIMED_OUT;
-    const callerLeft = (): boolean => signal.aborted && !timedOut();
-    let status: number;
-    let answerHeaders: IncomingHttpHeaders;
-    let bytes: Buffer;
-    try {
-      const answer = await pool.request({
-        path: prefix + pathAndQuery,
-        method: 'GET',
-        headers,
-        signal,
-      });
-      status = answer.statusCode;
-      answerHeaders = answer.headers;
+  function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
+    return new Promise((resolve) => {
+      const handler = new AnswerHandler(resolve, ctx.signal, timeoutMs);
       try {
-        const read = await readCapped(answer.body, answer.headers['content-length']);
-        if (read === undefined) return { kind: 'unreadable' }; // over MAX_ANSWER_BYTES: never buffered whole
-        bytes = read;
-      } catch (err) {
-        if (callerLeft()) return { kind: 'aborted' };
-        if (timedOut() || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'timeout' };
-        return { kind: 'unreadable' };
+        pool.dispatch({ path: prefix + pathAndQuery, method: 'GET', headers }, handler);
+      } catch {
+        handler.onError(new Error('the pool refused the call')); // closed or destroyed: nobody to ask
       }
-    } catch (err) {
-      if (callerLeft()) return { kind: 'aborted' };
-      if (timedOut() || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.ConnectTimeoutError) {
-        return { kind: 'timeout' };
-      }
-      return { kind: 'unreachable' };
-    } finally {
-      clearTimeout(timer);
-    }
-    if (status === 503) return { kind: 'unavailable', retryAfterSeconds: parseRetryAfter(answerHeaders['retry-after']) };
-    return { status, headers: answerHeaders, bytes };
+    });
   }
 
   return {
