@@ -227,6 +227,34 @@ async function upstreamLever(backendUrl: string, seconds: number, started: Lever
     result('Upstream call: express 5 framework cost', 'µs CPU/req', [expressUndici[0], expressUndici[1].cpuUs], [bare[0], bare[1].cpuUs],
       `the same undici call with and without express (${(expressUndici[1].cpuUs - bare[1].cpuUs).toFixed(0)} µs/req of framework)`),
     result('Upstream call: express 5 framework cost', 'req/s', [expressUndici[0], expressUndici[1].rps], [bare[0], bare[1].rps]),
+    ...(await answerHandlingLever(backendUrl, seconds, started)),
+  ];
+}
+
+/**
+ * How the data service's answer is read: undici's `request()` + `body.arrayBuffer()` (the gateway's
+ * caller until now) against the gateway's caller as it is (`dispatch` with its own handler). Both
+ * pass the page's bytes through unchanged, so only the answer handling differs.
+ */
+async function answerHandlingLever(backendUrl: string, seconds: number, started: LeverServer[]): Promise<LeverResult[]> {
+  const variants = [
+    { name: 'undici request() + body.arrayBuffer()', file: 'upstream-request-bytes.js', env: { TARGET_URL: backendUrl } },
+    { name: 'gateway caller: dispatch + own handler', file: 'upstream-gateway-caller.js', env: { TARGET_URL: backendUrl } },
+  ];
+  const expected = await (await fetch(`${backendUrl}${PAGE_PATH}`)).text();
+  for (const v of variants) {
+    const server = await startServer(v.file, v.env);
+    started.push(server);
+    const text = await (await fetch(`${server.url}${PAGE_PATH}`)).text();
+    await server.stop();
+    if (text !== expected) throw new Error(`${v.file} did not pass the page through: ${text.slice(0, 200)}`);
+  }
+  const measured = await compareServers(variants, PAGE_PATH, seconds, started);
+  measured.forEach((m, i) => progress(`upstream: ${variants[i]!.name.padEnd(36)} ${m.cpuUs.toFixed(0).padStart(5)} µs CPU/req  ${m.rps.toFixed(0).padStart(6)} req/s`));
+  const how = `server process CPU per request, autocannon c=${CONCURRENCY} keep-alive; ${sideBySide(seconds)}; the data service's ${PAGE_PATH} passed through as bytes`;
+  return [
+    result('Upstream call: answer handling', 'µs CPU/req', [variants[0]!.name, measured[0]!.cpuUs], [variants[1]!.name, measured[1]!.cpuUs], how),
+    result('Upstream call: answer handling', 'req/s', [variants[0]!.name, measured[0]!.rps], [variants[1]!.name, measured[1]!.rps]),
   ];
 }
 
@@ -561,13 +589,16 @@ export async function runLevers(options: LeverOptions): Promise<LeverResult[]> {
     // A real position from the data service, so the cursors carry what the gateway's carry.
     const first = (await (await fetch(`${options.backendUrl}${PAGE_PATH}`)).json()) as { next_after?: unknown };
     if (typeof first.next_after !== 'string') throw new Error(`the data service at ${options.backendUrl} gave no next_after`);
+    // LEVERS=upstream,cursor,... runs only those (all by default): one lever alone while working on it.
+    const only = process.env.LEVERS ? new Set(process.env.LEVERS.split(',')) : undefined;
+    const wanted = (name: string): boolean => !only || only.has(name);
     return [
-      ...(await upstreamLever(options.backendUrl, options.seconds, started)),
-      ...(await cursorLever(first.next_after)),
-      ...(await limitsLever(options.redisUrl, options.seconds)),
-      ...(await loggingLever(options.seconds, started)),
-      ...(await pageLever(options.backendUrl)),
-      ...(options.bigKeysFile ? keysLever(options.bigKeysFile) : []),
+      ...(wanted('upstream') ? await upstreamLever(options.backendUrl, options.seconds, started) : []),
+      ...(wanted('cursor') ? await cursorLever(first.next_after) : []),
+      ...(wanted('limits') ? await limitsLever(options.redisUrl, options.seconds) : []),
+      ...(wanted('logging') ? await loggingLever(options.seconds, started) : []),
+      ...(wanted('page') ? await pageLever(options.backendUrl) : []),
+      ...(options.bigKeysFile && wanted('keys') ? keysLever(options.bigKeysFile) : []),
     ];
   } finally {
     await Promise.all(started.map((s) => s.stop().catch(() => undefined))); // already stopped ones return at once
