@@ -60,10 +60,15 @@ export function loadKeysFileOffThread(file: string, config: GatewayConfig, worke
   if ((child.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
     throw new ConfigError(`${file}: the keys file could not be read within ${READER_TIMEOUT_MS / 1000} s`);
   }
-  let output: ReaderOutput;
+  // No process could be started (no pid: e.g. EAGAIN at the process limit): read it here, as before.
+  if (child.error && !child.pid) return loadKeysFile(file, config);
+  let output: ReaderOutput | undefined;
   try {
-    output = JSON.parse(child.stdout) as ReaderOutput;
+    output = JSON.parse(child.stdout) as ReaderOutput | undefined;
   } catch {
+    // handled below
+  }
+  if (typeof output !== 'object' || output === null) {
     const how = child.error ? child.error.message : child.signal ? `signal ${child.signal}` : `exit code ${child.status}`;
     throw new Error(`${file}: the keys file reader process gave no answer (${how})`);
   }
