@@ -7,19 +7,22 @@ export interface FileKeyStore extends KeyStore {
   readonly size: number;
 }
 
-interface Entry {
-  readonly lookup: KeyLookup;
-  /** For a previous (rotated) hash: when it stops authenticating, ms. */
-  readonly expiresAt?: number;
+/** A previous (rotated) hash: its lookup, and when it stops authenticating (ms). */
+interface PreviousEntry {
+  readonly lookup: KeyLookup & { readonly kind: 'found' };
+  readonly expiresAt: number;
 }
 
 const NOT_FOUND: KeyLookup = { kind: 'not_found' };
 
-function index(keys: readonly FileKey[]): Map<string, Entry> {
-  const byHash = new Map<string, Entry>();
+/**
+ * By hash: a current hash maps straight to its lookup (no wrapper per key: 100,000 keys are 100,000
+ * objects fewer, ~3 MB), a previous one to a PreviousEntry.
+ */
+function index(keys: readonly FileKey[]): Map<string, KeyLookup | PreviousEntry> {
+  const byHash = new Map<string, KeyLookup | PreviousEntry>();
   for (const { record, previous } of keys) {
-    const lookup: KeyLookup = { kind: 'found', record };
-    byHash.set(record.keySha256, { lookup });
+    byHash.set(record.keySha256, { kind: 'found', record });
     if (previous) byHash.set(previous.keySha256, { lookup: { kind: 'found', record, previous: true }, expiresAt: previous.expiresAt });
   }
   return byHash;
@@ -32,9 +35,10 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
     lookup(keySha256) {
       const entry = byHash.get(keySha256);
       if (!entry) return NOT_FOUND;
-      if (entry.expiresAt !== undefined && entry.expiresAt <= Date.now()) {
+      if ('kind' in entry) return entry;
+      if (entry.expiresAt <= Date.now()) {
         // A previous value whose grace is over: refused like an unknown one, but the log says whose.
-        return { kind: 'not_found', keyId: (entry.lookup as { record: { id: string } }).record.id, reason: 'expired_grace' };
+        return { kind: 'not_found', keyId: entry.lookup.record.id, reason: 'expired_grace' };
       }
       return entry.lookup;
     },

@@ -1,48 +1,38 @@
 /**
- * Runs in a worker thread started by keys-file-loader.ts: reads and checks the keys file, then hands
- * the checked entries over in batches, each as one JSON text (one string, parsed once on the other
- * side), waiting for the loader to take each before sending the next, so the loader's thread never
- * holds more than one batch of garbage. A shared word carries the turns: 1 = a message is waiting
- * (set here), 0 = taken (set by the loader). Whatever happens, a message and the signal are given:
- * the loader never waits for a worker that died.
+ * Runs as a child process started by keys-file-loader.ts (`node keys-file-worker.js <file>`):
+ * reads and checks the keys file, then writes one JSON line to stdout, the checked entries in
+ * their compact form (packKeyEntries) or the error. The parse's garbage (the text, js-yaml's
+ * documents, the checked copies: some 400 MB for 100,000 keys) lives and dies with this process;
+ * when it exits, its memory is the system's again at once, which a worker thread's is not (V8 pools
+ * a finished isolate's pages for the process's other isolates for several seconds).
  */
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error';
-import { readKeysFile, type KeyEntry } from './keys-file';
+import { packKeyEntries, readKeysFile, type PackedKeyEntries } from './keys-file';
 
-export interface WorkerInput {
-  readonly file: string;
-  readonly port: MessagePort;
-  readonly signal: Int32Array;
-}
-export type WorkerOutput =
-  | { readonly ok: true; readonly entries: string; readonly last: boolean }
+export type ReaderOutput =
+  | ({ readonly ok: true; /** This process's peak RSS in kB (Linux), for the benchmark. */ readonly peakKb?: number } & PackedKeyEntries)
   | { readonly ok: false; readonly configError: boolean; readonly message: string };
 
-/** Entries per message: small enough that a batch's garbage is nothing, large enough that the turns cost nothing. */
-const BATCH = 5000;
-/** The loader takes a batch within this long, or has given up. */
-const TURN_TIMEOUT_MS = 120_000;
+const peakKb = (): number | undefined => {
+  try {
+    const match = /VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+};
 
-const { file, port, signal } = workerData as WorkerInput;
-
-function hand(output: WorkerOutput): boolean {
-  port.postMessage(output);
-  Atomics.store(signal, 0, 1);
-  Atomics.notify(signal, 0);
-  return Atomics.wait(signal, 0, 1, TURN_TIMEOUT_MS) !== 'timed-out';
-}
-
-let entries: KeyEntry[] | undefined;
-try {
-  entries = readKeysFile(file);
-} catch (err) {
-  hand({ ok: false, configError: err instanceof ConfigError, message: err instanceof Error ? err.message : String(err) });
-}
-if (entries) {
-  for (let start = 0; ; start += BATCH) {
-    const last = start + BATCH >= entries.length;
-    if (!hand({ ok: true, entries: JSON.stringify(entries.slice(start, start + BATCH)), last }) || last) break;
+function read(file: string): ReaderOutput {
+  try {
+    const packed = packKeyEntries(readKeysFile(file));
+    const peak = peakKb();
+    return { ok: true, ...packed, ...(peak !== undefined ? { peakKb: peak } : {}) };
+  } catch (err) {
+    return { ok: false, configError: err instanceof ConfigError, message: err instanceof Error ? err.message : String(err) };
   }
 }
-port.close();
+
+// Written whole before the process ends on its own (stdout is a pipe: written synchronously on Linux,
+// and flushed before a natural exit elsewhere).
+process.stdout.write(`${JSON.stringify(read(process.argv[2] ?? ''))}\n`);
