@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
+import { logAnswered } from './access-log';
 import { normaliseAddress } from './keys/address';
 import { carriesKey } from './keys/key-format';
-import { loggableUrl } from './logging';
 import type { Metrics } from './ops/metrics';
 import type { RequestContext } from './pipeline';
 
@@ -25,8 +25,9 @@ export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => Reques
  * The first thing done for every request: its context, with the request id (the caller's
  * `x-request-id` when well-formed and free of keys, else a new UUID; returned and sent upstream) and the client
  * address (X-Forwarded-For counts only from configured proxies, right-most untrusted address first;
- * never blanket trust). When the answer is done: one log line and the metrics. Headers are never
- * logged, so neither is `x-api-key`; the URL is logged redacted.
+ * never blanket trust). When the answer is done: one log line (access-log.ts: pino-http's
+ * req/res/responseTime shape, written by hand) and the metrics. Headers are never logged, so
+ * neither is `x-api-key`; the URL is logged redacted.
  */
 export function createRequestObserver(
   logger: Logger,
@@ -63,7 +64,6 @@ export function createRequestObserver(
       const status = res.writableFinished ? res.statusCode : 499; // 499: the caller went away first
       const code = ctx.errorCode ?? '';
       const keyId = ctx.key?.id;
-      const loggedKeyId = keyId ?? ctx.refusedKeyId;
       const route = ROUTE_LABEL[ctx.route];
       metrics.requests.inc({ route, status, code });
       metrics.duration.observe({ route }, seconds);
@@ -72,26 +72,7 @@ export function createRequestObserver(
       if (ctx.upstream) metrics.upstreamErrors.inc({ kind: ctx.upstream });
       if (keyId && metrics.countsKey(keyId)) metrics.keyRequests.inc({ key_id: keyId, status });
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
-      const entry: Record<string, unknown> = {
-        request_id: requestId,
-        method: req.method,
-        url: loggableUrl(url, (status >= 200 && status < 300) || status === 304),
-        ip: ctx.clientIp,
-        status,
-        ms: Math.round(seconds * 1e4) / 10,
-      };
-      // What answers a ticket: whose key (also when refused after its record was found), which of its
-      // values, and for a refusal why, which window, which upstream failure. Never a key value.
-      if (loggedKeyId) entry.key_id = loggedKeyId;
-      if (ctx.keyValue) entry.key_value = ctx.keyValue;
-      if (code) {
-        entry.error = code;
-        if (ctx.reason) entry.reason = ctx.reason;
-        if (ctx.window) entry.window = ctx.window;
-        if (ctx.upstream) entry.upstream = ctx.upstream;
-      }
-      if (status >= 500) logger.error(entry, 'answered');
-      else logger.info(entry, 'answered');
+      logAnswered(logger, ctx, status, seconds);
     });
     return ctx;
   };
