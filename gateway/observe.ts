@@ -6,6 +6,7 @@ import { logAnswered } from './access-log';
 import { normaliseAddress } from './keys/address';
 import { carriesKey } from './keys/key-format';
 import type { Metrics } from './ops/metrics';
+import type { HistogramCell } from './ops/tally';
 import type { RequestContext } from './pipeline';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -37,6 +38,11 @@ export function createRequestObserver(
   onKeyAnswered?: (keyId: string, status: number, code: string | undefined) => void,
 ): BeginRequest {
   const trust = trustedProxies.length ? proxyaddr.compile([...trustedProxies]) : undefined;
+  const tally = metrics.tally;
+  // Per route, found once: its label and its duration histogram's counts (no label work per request).
+  const routes = Object.fromEntries(
+    Object.entries(ROUTE_LABEL).map(([name, label]) => [name, { label, duration: tally.duration.cell(label) }]),
+  ) as Record<RequestContext['route'], { label: string; duration: HistogramCell }>;
 
   return function beginRequest(req, res) {
     const started = process.hrtime.bigint();
@@ -64,13 +70,13 @@ export function createRequestObserver(
       const status = res.writableFinished ? res.statusCode : 499; // 499: the caller went away first
       const code = ctx.errorCode ?? '';
       const keyId = ctx.key?.id;
-      const route = ROUTE_LABEL[ctx.route];
-      metrics.requests.inc({ route, status, code });
-      metrics.duration.observe({ route }, seconds);
+      const route = routes[ctx.route];
+      tally.requests.add(route.label, status, code);
+      route.duration.observe(seconds);
       // Counted here, from the answer's reason (routes/errors.ts), so every upstream failure that
       // decided an answer is counted once, whichever layer found it (call, status or page shape).
-      if (ctx.upstream) metrics.upstreamErrors.inc({ kind: ctx.upstream });
-      if (keyId && metrics.countsKey(keyId)) metrics.keyRequests.inc({ key_id: keyId, status });
+      if (ctx.upstream) tally.upstreamErrors.add(ctx.upstream);
+      if (keyId && metrics.countsKey(keyId)) tally.keyRequests.add(keyId, status);
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
       logAnswered(logger, ctx, status, seconds);
     });
