@@ -107,7 +107,7 @@ function main(): void {
 
   // Synchronous stdout: the "listening" line must be out before a launcher gives up waiting,
   // and log volume at info level is tiny.
-  // One line format for both services: level by name, ISO 8601 UTC time.
+  // One line format for both services: level by name, time in epoch ms (gateway/log-format.ts).
   const logger = pino(
     { name: 'backend-mock', base: { service: 'listings' }, level: config.logLevel, ...LOG_FORMAT },
     pino.destination({ dest: 1, sync: true }),

@@ -9,8 +9,10 @@
  *      gateway's codec (node:crypto), in-process;
  *   3. the limits in Redis: three rate-limiter-flexible limiters vs the gateway's one Lua script,
  *      in-process against a real redis-server;
- *   4. logging: pino-http vs the gateway's one line (asynchronous destination) vs the same line on
- *      a synchronous destination; child processes, stdout on /dev/null, autocannon, CPU from /proc.
+ *   4. logging: pino-http (defaults, and configured to write the gateway's line) vs the gateway's
+ *      hand-written line in pino-http's shape (asynchronous destination) vs the same line on a
+ *      synchronous destination or with ISO 8601 times; child processes, stdout on /dev/null,
+ *      autocannon, CPU from /proc.
  *
  * Run directly, it starts the data service and a redis-server itself and stops them at the end.
  * `runLevers` is for bench/run.ts, which has both running already. BENCH_SECONDS (default 5) sets
@@ -576,7 +578,9 @@ async function loggingLever(seconds: number, started: LeverServer[]): Promise<Le
   const modes = [
     { mode: 'none', name: 'no logging' },
     { mode: 'pino-http', name: 'pino-http (default options)' },
+    { mode: 'pino-http-gw', name: "pino-http writing the gateway's line" },
     { mode: 'sync', name: 'one line, pino sync destination' },
+    { mode: 'gateway-iso', name: 'one line, ISO 8601 time' },
     { mode: 'gateway', name: 'gateway: one line, async destination' },
   ] as const;
   for (const m of modes) {
@@ -588,9 +592,12 @@ async function loggingLever(seconds: number, started: LeverServer[]): Promise<Le
   const us = (mode: string): number => measured[modes.findIndex((m) => m.mode === mode)]!.cpuUs;
   const name = (mode: string): string => modes.find((m) => m.mode === mode)!.name;
   const share = (mode: string): string => `${us(mode) - us('none') >= 0 ? '+' : ''}${(us(mode) - us('none')).toFixed(1)}`;
-  const how = `tiny node:http servers (pino-http, the gateway's line, the same line on a sync destination, and none), the same answer, only the logging differs; stdout on /dev/null; server CPU per request from /proc, autocannon c=${CONCURRENCY}; ${sideBySide(seconds)}. The same server without logging: ${us('none').toFixed(1)} µs/req, so logging adds pino-http ${share('pino-http')}, gateway ${share('gateway')}, sync ${share('sync')} µs/req`;
+  const how = `tiny node:http servers (pino-http with its defaults and configured for the gateway's line, the gateway's hand-written line, the same line on a sync destination or with ISO times, and none), the same answer, only the logging differs; stdout on /dev/null; server CPU per request from /proc, autocannon c=${CONCURRENCY}; ${sideBySide(seconds)}. The same server without logging: ${us('none').toFixed(1)} µs/req, so logging adds pino-http ${share('pino-http')} (defaults, headers and all) or ${share('pino-http-gw')} (the gateway's line), gateway ${share('gateway')}, sync ${share('sync')}, ISO time ${share('gateway-iso')} µs/req`;
   return [
     result('Logging: per-request line', 'µs CPU/req', [name('pino-http'), us('pino-http')], [name('gateway'), us('gateway')], how),
+    result("Logging: the gateway's line, pino-http or by hand", 'µs CPU/req', [name('pino-http-gw'), us('pino-http-gw')], [name('gateway'), us('gateway')],
+      'the same line (req/res/responseTime and the gateway fields); pino-http binds each request to a child logger and adds three listeners per answer'),
+    result('Logging: time format', 'µs CPU/req', [name('gateway-iso'), us('gateway-iso')], [name('gateway'), us('gateway')], 'ISO 8601 (toISOString per line) vs epoch ms (pino\'s default)'),
     result('Logging: destination', 'µs CPU/req', [name('sync'), us('sync')], [name('gateway'), us('gateway')],
       "pino-http's default destination is pino's default: also asynchronous (SonicBoom, sync: false) on stdout; what the async destination buys is not blocking on a slow stdout, which /dev/null never is"),
   ];

@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const subscriber = createSubscriber(topology!, redis!, logger, health!);
     redisClients.push(subscriber);
     keyStore = redisStore = createRedisKeyStore(redis!, subscriber, gatewayConfig, logger, {
-      onLookup: (result) => metrics.keyCache.inc({ result }),
+      onLookup: (result) => metrics.tally.keyCache.add(result),
       onError: (err) => health!.report(err),
       epoch,
       // Two reads (pointer, record), each bounded by the command timeout.

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
+import { logAnswered } from './access-log';
 import { normaliseAddress } from './keys/address';
 import { carriesKey } from './keys/key-format';
-import { loggableUrl } from './logging';
 import type { Metrics } from './ops/metrics';
+import type { HistogramCell } from './ops/tally';
 import type { RequestContext } from './pipeline';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -25,8 +26,9 @@ export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => Reques
  * The first thing done for every request: its context, with the request id (the caller's
  * `x-request-id` when well-formed and free of keys, else a new UUID; returned and sent upstream) and the client
  * address (X-Forwarded-For counts only from configured proxies, right-most untrusted address first;
- * never blanket trust). When the answer is done: one log line and the metrics. Headers are never
- * logged, so neither is `x-api-key`; the URL is logged redacted.
+ * never blanket trust). When the answer is done: one log line (access-log.ts: pino-http's
+ * req/res/responseTime shape, written by hand) and the metrics. Headers are never logged, so
+ * neither is `x-api-key`; the URL is logged redacted.
  */
 export function createRequestObserver(
   logger: Logger,
@@ -36,6 +38,11 @@ export function createRequestObserver(
   onKeyAnswered?: (keyId: string, status: number, code: string | undefined) => void,
 ): BeginRequest {
   const trust = trustedProxies.length ? proxyaddr.compile([...trustedProxies]) : undefined;
+  const tally = metrics.tally;
+  // Per route, found once: its label and its duration histogram's counts (no label work per request).
+  const routes = Object.fromEntries(
+    Object.entries(ROUTE_LABEL).map(([name, label]) => [name, { label, duration: tally.duration.cell(label) }]),
+  ) as Record<RequestContext['route'], { label: string; duration: HistogramCell }>;
 
   return function beginRequest(req, res) {
     const started = process.hrtime.bigint();
@@ -63,35 +70,15 @@ export function createRequestObserver(
       const status = res.writableFinished ? res.statusCode : 499; // 499: the caller went away first
       const code = ctx.errorCode ?? '';
       const keyId = ctx.key?.id;
-      const loggedKeyId = keyId ?? ctx.refusedKeyId;
-      const route = ROUTE_LABEL[ctx.route];
-      metrics.requests.inc({ route, status, code });
-      metrics.duration.observe({ route }, seconds);
+      const route = routes[ctx.route];
+      tally.requests.add(route.label, status, code);
+      route.duration.observe(seconds);
       // Counted here, from the answer's reason (routes/errors.ts), so every upstream failure that
       // decided an answer is counted once, whichever layer found it (call, status or page shape).
-      if (ctx.upstream) metrics.upstreamErrors.inc({ kind: ctx.upstream });
-      if (keyId && metrics.countsKey(keyId)) metrics.keyRequests.inc({ key_id: keyId, status });
+      if (ctx.upstream) tally.upstreamErrors.add(ctx.upstream);
+      if (keyId && metrics.countsKey(keyId)) tally.keyRequests.add(keyId, status);
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
-      const entry: Record<string, unknown> = {
-        request_id: requestId,
-        method: req.method,
-        url: loggableUrl(url, (status >= 200 && status < 300) || status === 304),
-        ip: ctx.clientIp,
-        status,
-        ms: Math.round(seconds * 1e4) / 10,
-      };
-      // What answers a ticket: whose key (also when refused after its record was found), which of its
-      // values, and for a refusal why, which window, which upstream failure. Never a key value.
-      if (loggedKeyId) entry.key_id = loggedKeyId;
-      if (ctx.keyValue) entry.key_value = ctx.keyValue;
-      if (code) {
-        entry.error = code;
-        if (ctx.reason) entry.reason = ctx.reason;
-        if (ctx.window) entry.window = ctx.window;
-        if (ctx.upstream) entry.upstream = ctx.upstream;
-      }
-      if (status >= 500) logger.error(entry, 'answered');
-      else logger.info(entry, 'answered');
+      logAnswered(logger, ctx, status, seconds);
     });
     return ctx;
   };

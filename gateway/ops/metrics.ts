@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CounterTally, HistogramTally } from './tally';
 
 /** Which keys get `gateway_key_requests_total` series: none (default), a list of ids, or all. */
 export type PerKeyMetrics = 'none' | 'all' | ReadonlySet<string>;
@@ -7,6 +8,10 @@ export type PerKeyMetrics = 'none' | 'all' | ReadonlySet<string>;
  * The gateway's Prometheus metrics, in a registry of its own (served on the ops port only).
  * Per-key series carry the key id, never a key value, and only for the keys `METRICS_KEY_IDS`
  * names: one series per key and status would be a cardinality problem at 100,000 keys.
+ *
+ * What is counted per request (answers, their duration, upstream errors, per-key answers, limit
+ * decisions, key-cache look-ups) is counted through `tally` (plain numbers, see tally.ts) and
+ * folded into the prom-client metric when the registry is read; the rest is prom-client's as is.
  */
 export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics }) {
   const perKey = options.perKey ?? 'none';
@@ -14,42 +19,69 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
   const countsKey = (keyId: string): boolean => (perKey === 'none' ? false : perKey === 'all' ? true : perKey.has(keyId));
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
+  const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+  const tally = {
+    requests: new CounterTally(['route', 'status', 'code']),
+    duration: new HistogramTally('route', buckets),
+    keyRequests: new CounterTally(['key_id', 'status']),
+    limitDecisions: new CounterTally(['decision', 'store']),
+    upstreamErrors: new CounterTally(['kind']),
+    keyCache: new CounterTally(['result']),
+  };
   const requests = new Counter({
     name: 'gateway_requests_total',
     help: 'Answers by route, HTTP status and error code ("" for success).',
     labelNames: ['route', 'status', 'code'] as const,
     registers: [registry],
+    collect() {
+      tally.requests.foldInto(this);
+    },
   });
   const duration = new Histogram({
     name: 'gateway_request_duration_seconds',
     help: 'Time from request to answer, by route.',
     labelNames: ['route'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    buckets,
     registers: [registry],
+    collect() {
+      tally.duration.foldInto(this);
+    },
   });
   const keyRequests = new Counter({
     name: 'gateway_key_requests_total',
     help: 'Answers to identified keys, by key id and status; only for the keys METRICS_KEY_IDS names (none by default).',
     labelNames: ['key_id', 'status'] as const,
     registers: [registry],
+    collect() {
+      tally.keyRequests.foldInto(this);
+    },
   });
   const limitDecisions = new Counter({
     name: 'gateway_limit_decisions_total',
     help: 'Limit decisions: allowed, rate_limited, quota_exceeded; store "shared" (Redis) or "local" (per instance).',
     labelNames: ['decision', 'store'] as const,
     registers: [registry],
+    collect() {
+      tally.limitDecisions.foldInto(this);
+    },
   });
   const upstreamErrors = new Counter({
     name: 'gateway_upstream_errors_total',
     help: 'Answers decided by a failed call to a listing store or the insights service, by kind (unreachable, timeout, unavailable, server_error, unreadable, aborted).',
     labelNames: ['kind'] as const,
     registers: [registry],
+    collect() {
+      tally.upstreamErrors.foldInto(this);
+    },
   });
   const keyCache = new Counter({
     name: 'gateway_key_cache_total',
     help: 'Key-store cache look-ups: hit, miss (read from the store), stale (served during an outage).',
     labelNames: ['result'] as const,
     registers: [registry],
+    collect() {
+      tally.keyCache.foldInto(this);
+    },
   });
   const redisUp = new Gauge({
     name: 'gateway_redis_up',
@@ -69,7 +101,7 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     help: '1 while the Redis key store answers without its marker (restarted empty or flushed: restore it from an export), else 0; absent without the Redis key store.',
     registers: options.redis ? [registry] : [],
   });
-  return { registry, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
+  return { registry, tally, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

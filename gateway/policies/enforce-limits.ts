@@ -19,7 +19,7 @@ export function enforceLimits(
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
     if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
     onDecision?.(ctx.key!.id, decision);
-    metrics.limitDecisions.inc({ decision: decision.kind === 'allowed' ? 'allowed' : decision.code, store: decision.store ?? 'local' });
+    metrics.tally.limitDecisions.add(decision.kind === 'allowed' ? 'allowed' : decision.code, decision.store ?? 'local');
     setRateLimitHeaders(ctx.res, decision.windows);
     if (decision.kind === 'refused') {
       ctx.window = decision.window;

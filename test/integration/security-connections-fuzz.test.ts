@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import fc from 'fast-check';
 import { randomKeyValue, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { accessLines } from '../kit/log-lines';
 
 const KEY: KeySpec = { id: 'fuzz-conn', value: randomKeyValue('fuzz'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
 const PATHS = [
@@ -114,7 +115,7 @@ test('pipelined and half-read connections: descriptors and RSS back near baselin
   expect(endRss - baseRss).toBeLessThan(80);
 
   // No request logged twice.
-  const ids = stack.gateway.output.filter((l) => l.includes('"msg":"answered"')).map((l) => (JSON.parse(l) as { request_id: string }).request_id);
+  const ids = accessLines(stack.gateway.output).map((l) => l.req.id);
   expect(ids.length - new Set(ids).size).toBe(0);
   expect(stack.gateway.child.exitCode).toBeNull();
 }, 120_000);

@@ -11,6 +11,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { randomKeyValue, sleep, startStack, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
 
 /** gateway/server.ts: most requests one connection may have waiting for their answers. */
 const MAX_PIPELINED = 16;
@@ -74,7 +75,7 @@ function hold(text: string, read = false): Held {
 }
 
 /** Every "answered" log line of the gateway with this request id. */
-const answeredLines = (id: string): string[] => stack.gateway.output.filter((l) => l.includes('"msg":"answered"') && l.includes(`"request_id":"${id}"`));
+const answeredLines = (id: string): string[] => stack.gateway.output.filter((l) => l.includes(ANSWERED) && l.includes(requestIdText(id)));
 
 let batch = 0;
 const ids = (n: number): string[] => {
@@ -174,7 +175,7 @@ test('finding 2: a client that stops reading is cut after the stalled-write time
   await pollUntil(() => list.every((id) => answeredLines(id).length > 0), 3000);
   expect(list.map((id) => answeredLines(id).length)).toEqual(Array(8).fill(1));
   // Those the kernel's buffers took count as sent (200); the rest never left (499).
-  const statuses = list.map((id) => JSON.parse(answeredLines(id)[0]!).status as number);
+  const statuses = list.map((id) => (JSON.parse(answeredLines(id)[0]!) as AccessLine).res.statusCode);
   expect(statuses.filter((s) => s !== 200 && s !== 499)).toEqual([]);
   expect(statuses.filter((s) => s === 499).length).toBeGreaterThan(0);
 }, 30_000);
@@ -189,7 +190,7 @@ test('answers that never left a connection the client closed are logged once eac
   expect(list.map((id) => answeredLines(id).length)).toEqual(Array(6).fill(1));
   expect(all).toBe(true);
   // The client read nothing: those the kernel's buffers took count as sent (200), the rest never left (499).
-  const statuses = list.map((id) => JSON.parse(answeredLines(id)[0]!).status as number);
+  const statuses = list.map((id) => (JSON.parse(answeredLines(id)[0]!) as AccessLine).res.statusCode);
   expect(statuses.filter((s) => s !== 200 && s !== 499)).toEqual([]);
   expect(statuses.filter((s) => s === 499).length).toBeGreaterThan(0);
 }, 30_000);

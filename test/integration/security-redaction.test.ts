@@ -7,6 +7,7 @@
  */
 import { fixtureListings, sampleIds } from '../fixtures/listings';
 import { plkKeyValue, randomKeyValue, send, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { accessLineOf } from '../kit/log-lines';
 
 const KEY: KeySpec = { id: 'redact', value: randomKeyValue('redact'), tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
 const PLK = plkKeyValue();
@@ -56,7 +57,7 @@ test('what is valid for the route is logged as sent: a found listing id, the fil
   const b = await send(stack.url, '/v1/properties?country=gb&listing_type=sale&property_type=house&limit=5&cursor=abc', { headers: { 'x-api-key': KEY.value, 'x-request-id': `${id}-2` } });
   expect(b.status).toBe(400);
   await sleep(300);
-  const line = (rid: string): { url: string } => JSON.parse(stack.gateway.output.find((l) => l.includes(`"request_id":"${rid}"`))!);
-  expect(line(id).url).toBe(`/v1/properties/${publishedGb}?country=GB`);
-  expect(line(`${id}-2`).url).toBe('/v1/properties?country=gb&listing_type=sale&property_type=house&limit=5&cursor=[redacted]');
+  const url = (rid: string): string => accessLineOf(stack.gateway.output, rid)!.req.url;
+  expect(url(id)).toBe(`/v1/properties/${publishedGb}?country=GB`);
+  expect(url(`${id}-2`)).toBe('/v1/properties?country=gb&listing_type=sale&property_type=house&limit=5&cursor=[redacted]');
 });

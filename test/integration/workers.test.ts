@@ -13,7 +13,7 @@ import {
   UNLIMITED, writeGatewayConfig, writeKeysFile, type Answer, type Stub,
 } from '../kit/gateway-stack';
 import { startProcess, type RunningProcess } from '../kit/processes';
-import { announcedUrl, waitForLine } from '../kit/log-lines';
+import { announcedUrl, requestIdText, waitForLine } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 jest.setTimeout(60_000);
@@ -90,7 +90,7 @@ async function call(path: string, value: string): Promise<Answer> {
 
 /** The worker that answered, from its request log line (found by the answer's X-Request-Id). */
 async function servedBy(answer: Answer): Promise<number> {
-  const line = await waitForLine(gateway, `"request_id":"${String(answer.headers['x-request-id'])}"`);
+  const line = await waitForLine(gateway, requestIdText(String(answer.headers['x-request-id'])));
   return (JSON.parse(line) as { worker: number }).worker;
 }
 

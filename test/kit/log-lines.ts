@@ -16,3 +16,41 @@ export async function announcedUrl(p: RunningProcess, message: string): Promise<
   const line = await waitForLine(p, `"msg":"${message}"`);
   return `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
 }
+
+/**
+ * The gateway's access line ("answered", gateway/access-log.ts): pino-http's req/res/responseTime
+ * shape with the gateway's fields beside them, the time in epoch ms.
+ */
+export interface AccessLine {
+  level: string;
+  time: number;
+  msg: 'answered';
+  req: { id: string; method: string; url: string; remoteAddress: string };
+  res: { statusCode: number };
+  responseTime: number;
+  key_id?: string;
+  key_value?: string;
+  error?: string;
+  reason?: string;
+  window?: string;
+  upstream?: string;
+  [field: string]: unknown;
+}
+
+/** What every access line contains. */
+export const ANSWERED = '"msg":"answered"';
+
+/** The text of the access line of the request with this id (`req.id` is the line's first request field). */
+export const requestIdText = (id: string): string => `"req":{"id":${JSON.stringify(id)}`;
+
+/** The access lines among a process's output lines, parsed. */
+export function accessLines(output: readonly string[]): AccessLine[] {
+  return output.filter((l) => l.includes(ANSWERED)).map((l) => JSON.parse(l) as AccessLine);
+}
+
+/** The access line of the request with this id, when written. */
+export function accessLineOf(output: readonly string[], id: string): AccessLine | undefined {
+  const text = requestIdText(id);
+  const line = output.find((l) => l.includes(text));
+  return line === undefined ? undefined : (JSON.parse(line) as AccessLine);
+}
