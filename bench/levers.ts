@@ -154,9 +154,9 @@ interface Driven {
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** One autocannon run on keep-alive connections, and the server's CPU per request over it. */
-async function round(url: string, pid: number, seconds: number): Promise<Driven> {
+async function round(url: string, pid: number, seconds: number, connections = CONCURRENCY): Promise<Driven> {
   const before = cpuSeconds(pid);
-  const run = await autocannon({ url, connections: CONCURRENCY, duration: seconds });
+  const run = await autocannon({ url, connections, duration: seconds });
   const cpu = cpuSeconds(pid) - before;
   // A benchmark of failures would measure the wrong thing: every answer must be a 2xx.
   if (run.requests.total === 0 || run.non2xx > 0 || run.errors > 0 || run.timeouts > 0) {
@@ -178,18 +178,18 @@ interface ServerVariant {
  * 2-core machine landed on one variant only and flipped a comparison between two runs; alternating
  * spreads it over all of them, and the median drops the round it hit hardest.
  */
-async function compareServers(variants: readonly ServerVariant[], urlPath: string, seconds: number, started: LeverServer[]): Promise<Driven[]> {
+async function compareServers(variants: readonly ServerVariant[], urlPath: string, seconds: number, started: LeverServer[], connections = CONCURRENCY): Promise<Driven[]> {
   const servers: LeverServer[] = [];
   for (const v of variants) {
     const server = await startServer(v.file, v.env);
     started.push(server);
     servers.push(server);
   }
-  for (const server of servers) await autocannon({ url: `${server.url}${urlPath}`, connections: CONCURRENCY, duration: WARM_UP_SECONDS });
+  for (const server of servers) await autocannon({ url: `${server.url}${urlPath}`, connections, duration: WARM_UP_SECONDS });
   const count = Math.max(1, Math.round(seconds));
   const rounds = servers.map((): Driven[] => []);
   for (let r = 0; r < count; r++) {
-    for (const [i, server] of servers.entries()) rounds[i]!.push(await round(`${server.url}${urlPath}`, server.pid, seconds / count));
+    for (const [i, server] of servers.entries()) rounds[i]!.push(await round(`${server.url}${urlPath}`, server.pid, seconds / count, connections));
   }
   await Promise.all(servers.map((s) => s.stop()));
   return rounds.map((list) => ({ rps: median(list.map((d) => d.rps)), cpuUs: median(list.map((d) => d.cpuUs)) }));
@@ -580,8 +580,9 @@ async function loggingLever(seconds: number, started: LeverServer[]): Promise<Le
     { mode: 'pino-http', name: 'pino-http (default options)' },
     { mode: 'pino-http-gw', name: "pino-http writing the gateway's line" },
     { mode: 'sync', name: 'one line, pino sync destination' },
+    { mode: 'per-line', name: 'one line, one async write per line' },
     { mode: 'gateway-iso', name: 'one line, ISO 8601 time' },
-    { mode: 'gateway', name: 'gateway: one line, async destination' },
+    { mode: 'gateway', name: 'gateway: one line, batched async writes' },
   ] as const;
   for (const m of modes) {
     const lines = await logLinesFor(m.mode);
@@ -589,17 +590,25 @@ async function loggingLever(seconds: number, started: LeverServer[]): Promise<Le
   }
   const measured = await compareServers(modes.map((m) => ({ name: m.name, file: 'logging-server.js', env: { LOGGING: m.mode } })), LOG_URL, seconds, started);
   measured.forEach((d, i) => progress(`logging: ${modes[i]!.name.padEnd(38)} ${d.cpuUs.toFixed(1).padStart(6)} µs CPU/req  ${d.rps.toFixed(0).padStart(6)} req/s`));
+  // At c=50 this tiny server's lines queue behind the write in flight, batched or not; one caller
+  // at a time shows what a line alone costs (a gateway spends ~100 µs per request, so its lines
+  // come apart like these).
+  const destinations = [modes.find((m) => m.mode === 'per-line')!, modes.find((m) => m.mode === 'gateway')!];
+  const alone = await compareServers(destinations.map((m) => ({ name: m.name, file: 'logging-server.js', env: { LOGGING: m.mode } })), LOG_URL, seconds, started, 1);
+  alone.forEach((d, i) => progress(`logging c=1: ${destinations[i]!.name.padEnd(34)} ${d.cpuUs.toFixed(1).padStart(6)} µs CPU/req  ${d.rps.toFixed(0).padStart(6)} req/s`));
   const us = (mode: string): number => measured[modes.findIndex((m) => m.mode === mode)]!.cpuUs;
   const name = (mode: string): string => modes.find((m) => m.mode === mode)!.name;
   const share = (mode: string): string => `${us(mode) - us('none') >= 0 ? '+' : ''}${(us(mode) - us('none')).toFixed(1)}`;
-  const how = `tiny node:http servers (pino-http with its defaults and configured for the gateway's line, the gateway's hand-written line, the same line on a sync destination or with ISO times, and none), the same answer, only the logging differs; stdout on /dev/null; server CPU per request from /proc, autocannon c=${CONCURRENCY}; ${sideBySide(seconds)}. The same server without logging: ${us('none').toFixed(1)} µs/req, so logging adds pino-http ${share('pino-http')} (defaults, headers and all) or ${share('pino-http-gw')} (the gateway's line), gateway ${share('gateway')}, sync ${share('sync')}, ISO time ${share('gateway-iso')} µs/req`;
+  const how = `tiny node:http servers (pino-http with its defaults and configured for the gateway's line, the gateway's hand-written line, the same line on a sync destination, one write per line or with ISO times, and none), the same answer, only the logging differs; stdout on /dev/null; server CPU per request from /proc, autocannon c=${CONCURRENCY}; ${sideBySide(seconds)}. The same server without logging: ${us('none').toFixed(1)} µs/req, so logging adds pino-http ${share('pino-http')} (defaults, headers and all) or ${share('pino-http-gw')} (the gateway's line), gateway ${share('gateway')}, one write per line ${share('per-line')}, sync ${share('sync')}, ISO time ${share('gateway-iso')} µs/req`;
   return [
     result('Logging: per-request line', 'µs CPU/req', [name('pino-http'), us('pino-http')], [name('gateway'), us('gateway')], how),
     result("Logging: the gateway's line, pino-http or by hand", 'µs CPU/req', [name('pino-http-gw'), us('pino-http-gw')], [name('gateway'), us('gateway')],
       'the same line (req/res/responseTime and the gateway fields); pino-http binds each request to a child logger and adds three listeners per answer'),
     result('Logging: time format', 'µs CPU/req', [name('gateway-iso'), us('gateway-iso')], [name('gateway'), us('gateway')], 'ISO 8601 (toISOString per line) vs epoch ms (pino\'s default)'),
-    result('Logging: destination', 'µs CPU/req', [name('sync'), us('sync')], [name('gateway'), us('gateway')],
-      "pino-http's default destination is pino's default: also asynchronous (SonicBoom, sync: false) on stdout; what the async destination buys is not blocking on a slow stdout, which /dev/null never is"),
+    result('Logging: destination, one caller (c=1)', 'µs CPU/req', [name('per-line'), alone[0]!.cpuUs], [name('gateway'), alone[1]!.cpuUs],
+      'the same two servers driven by one connection: each line is written alone unless batched'),
+    result('Logging: destination', 'µs CPU/req', [name('per-line'), us('per-line')], [name('gateway'), us('gateway')],
+      `asynchronous either way (a slow stdout never blocks a request); batched: lines wait until 4 KiB are pending or 100 ms have passed, one thread-pool write per batch instead of per line. A sync destination (a write syscall per line on this thread): ${us('sync').toFixed(1)} µs/req`),
   ];
 }
 

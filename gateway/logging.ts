@@ -28,7 +28,7 @@ export const LOG_FLUSH_MS = 100;
  * write in flight, so the gain there is small. What it costs: a process killed with SIGKILL loses
  * up to 100 ms of lines; every orderly exit and fatal error flushes first (main.ts).
  */
-function batchedStdout(): pino.DestinationStream {
+export function batchedStdout(): pino.DestinationStream {
   const destination = pino.destination({ sync: false, minLength: LOG_BATCH_BYTES });
   // Nothing pending (sonic-boom's `_len`, bytes waiting): no empty write. Once ended, nothing to flush.
   const state = destination as unknown as { readonly _len?: number; readonly destroyed?: boolean };

@@ -8,8 +8,10 @@
 //   gateway      the gateway's way: createLogger() from dist/gateway/logging.js (asynchronous
 //                destination) and logAnswered() from dist/gateway/access-log.js, the function
 //                gateway/observe.ts calls on 'close', with a request context as the gateway builds it
-//   gateway-iso  the same line and logger, with the time as ISO 8601 (the format before epoch ms):
-//                what formatting a date per line costs
+//   gateway-iso  the same line and destination, with the time as ISO 8601 (the format before epoch
+//                ms): what formatting a date per line costs
+//   per-line     the gateway's line and logger options on the destination it had before batching:
+//                asynchronous, one write (a thread-pool job) per line (minLength 0)
 //   sync         the gateway's line and logger options, but pino.destination({ sync: true })
 'use strict';
 const http = require('node:http');
@@ -18,7 +20,7 @@ const { randomUUID } = require('node:crypto');
 const pino = require('pino');
 const { listen } = require('./common');
 const dist = path.join(__dirname, '..', '..', 'dist', 'gateway');
-const { createLogger } = require(path.join(dist, 'logging.js'));
+const { batchedStdout, createLogger } = require(path.join(dist, 'logging.js'));
 const { accessLine, logAnswered } = require(path.join(dist, 'access-log.js'));
 const { LOG_FORMAT } = require(path.join(dist, 'log-format.js'));
 
@@ -85,12 +87,14 @@ function handlerFor(mode) {
     case 'gateway':
       return oneLine(createLogger('info'));
     case 'gateway-iso':
-      return oneLine(pino({ level: 'info', base: { service: 'gateway' }, ...LOG_FORMAT, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false, minLength: 0 })));
+      return oneLine(pino({ level: 'info', base: { service: 'gateway' }, ...LOG_FORMAT, timestamp: pino.stdTimeFunctions.isoTime }, batchedStdout()));
+    case 'per-line':
+      return oneLine(createLogger('info', pino.destination({ sync: false, minLength: 0 })));
     case 'sync':
       // createLogger's options, copied: only the destination differs.
       return oneLine(pino({ level: 'info', base: { service: 'gateway' }, ...LOG_FORMAT }, pino.destination({ dest: 1, sync: true })));
     default:
-      throw new Error(`LOGGING must be none, pino-http, pino-http-gw, gateway, gateway-iso or sync, not ${mode}`);
+      throw new Error(`LOGGING must be none, pino-http, pino-http-gw, gateway, gateway-iso, per-line or sync, not ${mode}`);
   }
 }
 
