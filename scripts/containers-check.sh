@@ -76,7 +76,11 @@ debian_image() {
   local suite=$1 mirror
   have_image "debian:$suite-slim" && return 0
   if [ ! -s "$STATE/$suite.tar" ]; then
-    mirror=${DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^ ]*/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -v security | head -1)}
+    # The first Debian mirror apt uses: `deb` lines (one-line format) and `URIs:` fields (deb822,
+    # Debian 12's default, where /etc/apt/sources.list may not exist); comments (a snapshot URL in
+    # Debian's own file) and the security archive do not count. Nothing found: deb.debian.org.
+    mirror=${DEBIAN_MIRROR:-$({ grep -hE '^[[:space:]]*(deb[[:space:]]|URIs:)' /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } |
+      grep -oE 'https?://[^ ]*/debian/?' | grep -v security | head -1 || true)}
     mirror=${mirror:-http://deb.debian.org/debian}
     say "debootstrap $suite from $mirror (a few minutes, once)"
     rm -rf "$STATE/rootfs-$suite"
