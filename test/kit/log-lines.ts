@@ -1,3 +1,4 @@
+import type { AccessLine as WrittenAccessLine } from '../../gateway/access-log';
 import type { RunningProcess } from './processes';
 
 /** Waits until the process has written a line containing `text`; returns that line. */
@@ -18,22 +19,13 @@ export async function announcedUrl(p: RunningProcess, message: string): Promise<
 }
 
 /**
- * The gateway's access line ("answered", gateway/access-log.ts): pino-http's req/res/responseTime
- * shape with the gateway's fields beside them, the time in epoch ms.
+ * The gateway's access line ("answered") as read back from the log: the fields the gateway writes
+ * (its own type, gateway/access-log.ts) and pino's level, time (epoch ms) and message.
  */
-export interface AccessLine {
+export interface AccessLine extends WrittenAccessLine {
   level: string;
   time: number;
   msg: 'answered';
-  req: { id: string; method: string; url: string; remoteAddress: string };
-  res: { statusCode: number };
-  responseTime: number;
-  key_id?: string;
-  key_value?: string;
-  error?: string;
-  reason?: string;
-  window?: string;
-  upstream?: string;
   [field: string]: unknown;
 }
 
