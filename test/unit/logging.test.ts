@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { generateKeyValue } from '../../gateway/keys/key-format';
 import { createLogger, loggableUrl } from '../../gateway/logging';
 
@@ -49,5 +51,28 @@ describe('the process logger: an error is logged without the Redis command it fa
     expect(first!.err.message).toMatch(/^NOPERM/);
     expect(first!.err.stack).toContain('NOPERM');
     expect(second!.err.lastNodeError.message).toMatch(/^NOPERM/);
+  });
+});
+
+describe('batchedStdout: lines wait at most LOG_FLUSH_MS, and an exit does not lose them', () => {
+  const LOGGING = path.join(__dirname, '../../dist/gateway/logging.js');
+
+  /** Runs a script in a process with the built logger as `createLogger`; its stdout lines. */
+  function run(script: string): string[] {
+    const child = spawnSync(process.execPath, ['-e', `const { createLogger } = require(${JSON.stringify(LOGGING)});\n${script}`], { encoding: 'utf8', timeout: 10_000 });
+    return child.stdout.split('\n').filter(Boolean);
+  }
+
+  it('writes a short line within the flush interval (seen before a SIGKILL 300 ms later)', () => {
+    const lines = run(`createLogger('info').info('pending line');
+      setTimeout(() => process.kill(process.pid, 'SIGKILL'), 300);`);
+    expect(lines.some((l) => l.includes('"msg":"pending line"'))).toBe(true);
+  });
+
+  it('writes what is pending when the process dies of an uncaught error', () => {
+    const lines = run(`const logger = createLogger('info');
+      logger.info('before the crash');
+      setTimeout(() => { throw new Error('boom'); }, 10);`);
+    expect(lines.some((l) => l.includes('"msg":"before the crash"'))).toBe(true);
   });
 });
