@@ -4,7 +4,6 @@ import type { FileKey } from './keys-file';
 export interface FileKeyStore extends KeyStore {
   /** Swaps in a new set of keys (hot reload): one assignment, so a request sees old or new, never a mix. */
   replace(keys: readonly FileKey[]): void;
-  readonly size: number;
 }
 
 /** A previous (rotated) hash: its lookup, and when it stops authenticating (ms). */
@@ -44,9 +43,6 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
     },
     replace(next) {
       byHash = index(next);
-    },
-    get size() {
-      return byHash.size;
     },
   };
 }
