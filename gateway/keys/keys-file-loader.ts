@@ -70,7 +70,8 @@ export function loadKeysFileOffThread(file: string, config: GatewayConfig, worke
   }
   if (typeof output !== 'object' || output === null) {
     const how = child.error ? child.error.message : child.signal ? `signal ${child.signal}` : `exit code ${child.status}`;
-    throw new Error(`${file}: the keys file reader process gave no answer (${how})`);
+    // A ConfigError, like the timeout above: start-up stops with this one line, not a stack trace.
+    throw new ConfigError(`${file}: the keys file reader process gave no answer (${how})`);
   }
   if (!output.ok) throw output.configError ? new ConfigError(output.message) : new Error(output.message);
   if (stats) stats.readerPeakKb = output.peakKb;
