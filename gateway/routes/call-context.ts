@@ -5,8 +5,11 @@ import { CallSignal, type CallContext } from '../upstream/json-caller';
 export function callContext(ctx: RequestContext): CallContext {
   const signal = new CallSignal();
   const { res } = ctx;
-  res.once('close', () => {
+  const onClose = (): void => {
     if (!res.writableFinished) signal.abort();
-  });
+  };
+  // The caller may have left already (during the key or limit steps): its 'close' was emitted then.
+  if (res.closed) onClose();
+  else res.once('close', onClose);
   return { requestId: ctx.requestId, signal };
 }

@@ -187,6 +187,9 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId });
 
   function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
+    // Aborted already (the caller left before the call): nothing to ask, and no 'abort' event will
+    // come to settle it; dispatched, it would wait for a connection only to be dropped on it.
+    if (ctx.signal.aborted) return Promise.resolve(ctx.signal.reason === TIMED_OUT ? { kind: 'timeout' } : { kind: 'aborted' });
     return new Promise((resolve) => {
       const handler = new AnswerHandler(resolve, ctx.signal, timeoutMs);
       try {

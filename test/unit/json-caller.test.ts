@@ -1,6 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { CallSignal, createJsonCaller, MAX_ANSWER_BYTES, type JsonCaller } from '../../gateway/upstream/json-caller';
+import type { RequestContext } from '../../gateway/pipeline';
+import { callContext } from '../../gateway/routes/call-context';
+import { CallSignal, createJsonCaller, MAX_ANSWER_BYTES, type CallContext, type JsonCaller } from '../../gateway/upstream/json-caller';
 
 /**
  * The upstream caller's dispatch handler settles on every path, and every path that gives up on an
@@ -125,6 +127,37 @@ describe('upstream JSON caller (undici dispatch handler)', () => {
       expect(Date.now() - started).toBeLessThan(50);
       await expectConnectionFree(caller);
     });
+  });
+
+  it('settles at once a call whose caller left before it was made, even while the pool is busy', async () => {
+    await withCaller(async (caller) => {
+      const holder = new CallSignal();
+      const holding = caller.get('/never', ctx(holder)); // the pool's one connection
+      const gone = new CallSignal();
+      gone.abort();
+      const started = Date.now();
+      expect(await caller.get('/ok', ctx(gone))).toEqual({ kind: 'aborted' });
+      expect(Date.now() - started).toBeLessThan(50);
+      holder.abort();
+      await holding;
+    });
+  });
+
+  it('a call context made after the caller left is aborted already', async () => {
+    const left = new Promise<CallContext>((resolve) => {
+      const probe = createServer((req, res) => {
+        res.on('close', () => resolve(callContext({ req, res, requestId: 'left' } as unknown as RequestContext)));
+      });
+      probe.listen(0, '127.0.0.1', () => {
+        const request = httpGet(`http://127.0.0.1:${(probe.address() as AddressInfo).port}/`);
+        request.on('error', () => undefined);
+        setTimeout(() => {
+          request.destroy();
+          probe.close();
+        }, 50);
+      });
+    });
+    expect((await left).signal.aborted).toBe(true);
   });
 
   it('settles a call made on a closed pool as unreachable', async () => {
