@@ -191,12 +191,8 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
     // come to settle it; dispatched, it would wait for a connection only to be dropped on it.
     if (ctx.signal.aborted) return Promise.resolve(ctx.signal.reason === TIMED_OUT ? { kind: 'timeout' } : { kind: 'aborted' });
     return new Promise((resolve) => {
-      const handler = new AnswerHandler(resolve, ctx.signal, timeoutMs);
-      try {
-        pool.dispatch({ path: prefix + pathAndQuery, method: 'GET', headers }, handler);
-      } catch {
-        handler.onError(new Error('the pool refused the call')); // closed or destroyed: nobody to ask
-      }
+      // undici hands its own refusals (a closed or destroyed pool, bad options) to onError: it settles.
+      pool.dispatch({ path: prefix + pathAndQuery, method: 'GET', headers }, new AnswerHandler(resolve, ctx.signal, timeoutMs));
     });
   }
 
