@@ -52,6 +52,18 @@ describe('keys CLI help', () => {
     }
   });
 
+  it('webhooks: a wrong action, resend without an id or dead with an extra word is named as that mistake, before any Redis is needed', () => {
+    for (const [args, line] of [
+      [['webhooks', 'frob'], 'keys: webhooks takes dead or resend ID (keys help webhooks)'],
+      [['webhooks', 'resend'], 'keys: webhooks resend needs an event id (see webhooks dead) (keys help webhooks)'],
+      [['webhooks', 'dead', 'x'], 'keys: webhooks dead: unexpected argument "x" (keys help webhooks)'],
+    ] as const) {
+      const r = keys([...args]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(line);
+    }
+  });
+
   it('keys completion prints a bash completion script generated from the command table', () => {
     const script = keys(['completion']);
     expect(script.code).toBe(0);
