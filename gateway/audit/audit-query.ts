@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { queryParams } from '../usage/usage-query';
 import type { AuditQuery } from './audit-log';
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -21,13 +22,7 @@ export function parseSince(value: string): number {
  * the public API; empty ones mean "no filter" (an empty form field).
  */
 export function parseAuditQuery(params: URLSearchParams, allowed: readonly string[] = []): AuditQuery {
-  const known = ['key_id', 'since', 'limit', 'cursor', ...allowed];
-  const seen = new Set<string>();
-  for (const name of params.keys()) {
-    if (!known.includes(name)) throw invalid(name, 'unknown parameter');
-    if (seen.has(name)) throw invalid(name, 'given more than once');
-    seen.add(name);
-  }
+  queryParams(params.toString(), ['key_id', 'since', 'limit', 'cursor', ...allowed]);
   const get = (name: string): string | undefined => {
     const v = params.get(name);
     return v === null || v === '' ? undefined : v;

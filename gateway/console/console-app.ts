@@ -8,6 +8,7 @@ import { parseAuditQuery } from '../audit/audit-query';
 import { operatorError } from '../admin/operator-error';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
+import { monthParam } from '../usage/usage-query';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
 import { allows, type Permission, type Role } from '../operators/roles';
 import { findRepoRoot } from '../reference/reference-router';
@@ -272,11 +273,8 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     sendPage(res, 200, auditPage(signed(res).ctx, page, filter, `Changes to ${o.store.source}, newest first.`));
   });
 
-  const reportMonth = (req: Request): string => {
-    const month = queryOf(req).get('month') ?? new Date().toISOString().slice(0, 7);
-    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(month)) throw new ApiError('invalid_parameter', { parameter: 'month' }, undefined, 'month: must be YYYY-MM');
-    return month;
-  };
+  // The admin API's check of the month (this month when none is given).
+  const reportMonth = (req: Request): string => monthParam(queryOf(req).get('month') ?? new Date().toISOString().slice(0, 7));
   const reports = (): Required<Pick<ConsoleStore, 'report' | 'reportCsv'>> => {
     if (!o.store.report || !o.store.reportCsv) throw new ApiError('not_found', {}, undefined, 'Usage is not recorded by this gateway.');
     return { report: o.store.report, reportCsv: o.store.reportCsv };

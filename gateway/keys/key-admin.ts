@@ -206,8 +206,8 @@ export function createKeyAdmin(
   }
 
   const insertAction = (allowReplace: boolean): AuditAction => (allowReplace ? 'import' : 'create');
-  /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
-  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<'created' | 'replaced'> {
+  /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. Returns what was written. */
+  async function insert(entry: KeyEntry, allowReplace: boolean): Promise<{ done: 'created' | 'replaced'; stored: StoredKey }> {
     for (let attempt = 0; attempt < 10; attempt++) {
       const json = await redis.get(redisKeys.record(entry.id));
       const existing = parseStoredKey(json);
@@ -228,7 +228,7 @@ export function createKeyAdmin(
         await redis.set(redisKeys.epoch, newEpoch(), 'NX');
         await audited(insertAction(allowReplace), entry.id, existing, stored);
         await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-        return existing ? 'replaced' : 'created';
+        return { done: existing ? 'replaced' : 'created', stored };
       }
     }
     throw writes.concurrent();
@@ -286,8 +286,10 @@ export function createKeyAdmin(
       const fields = checked(parseInput(CreateSchema, input), true);
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
-      await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
-      await emit('key.created', eventFields(await load(fields.id)));
+      // The event is made from the record written, not read back: once committed, nothing may fail
+      // the call, or the caller would get an error for a key that exists and never see its value.
+      const { stored } = await insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
+      await emit('key.created', eventFields(stored));
       return { id: fields.id, key };
     },
     /** One page of records (ids in SSCAN order, sorted within the page); `next_cursor` null on the last. */
@@ -417,8 +419,8 @@ export function createKeyAdmin(
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
       for (const entry of entries) {
-        const done = await insert(entry, true);
-        await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(await load(entry.id)));
+        const { done, stored } = await insert(entry, true);
+        await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(stored));
       }
       return entries.map((e) => e.id);
     },

@@ -45,6 +45,9 @@ export function commandHelp(command: Command): string {
 }
 
 function readStdin(): Promise<string> {
+  // On a terminal it would wait, with no prompt, for an end of input the operator does not know to
+  // type (and a key value typed there stays on screen): refuse, saying how to give it.
+  if (process.stdin.isTTY) return Promise.reject(new UsageError("this command reads stdin, and stdin is a terminal: pipe the input (printf %s 'the-value' | keys hash)"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     process.stdin.on('data', (c: Buffer) => chunks.push(c));

@@ -68,6 +68,12 @@ export function stringOption(ctx: CommandContext, name: string): string | undefi
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * Prints a new key value as the CONTRACT says (create, roll, add): `lead` ("created key ID; its
+ * value") and the warning on one line, then the value alone on the last line of stdout.
+ */
+export const printNewValue = (ctx: CommandContext, lead: string, value: string): void => ctx.out(`${lead} is shown once, on the next line:\n${value}\n`);
+
 /** Prints a value as indented JSON. */
 export const printJson = (ctx: CommandContext, value: unknown): void => ctx.out(`${JSON.stringify(value, null, 2)}\n`);
 

@@ -48,6 +48,18 @@ afterAll(async () => {
 });
 
 describe('the console over the keys file', () => {
+  it('answers every page, the sign-in page and an error page with its security headers: CSP, never framed, nosniff, not cached', async () => {
+    const { CONSOLE_CSP } = await import('../../gateway/console/console-app');
+    for (const url of ['/console/sign-in', '/console/keys', '/console/keys/no-such-key']) {
+      const res = await fetch(`${adminUrl}${url}`, { headers: { cookie }, redirect: 'manual' });
+      expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+      expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
   it('is read-only and says where the keys come from; even an admin gets no action', async () => {
     const list = await page('/console/keys');
     expect(list.status).toBe(200);

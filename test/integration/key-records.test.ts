@@ -15,6 +15,10 @@ import { adminCall, waitForAdminStore } from '../kit/admin-api';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { createRecordWrites } from '../../gateway/keys/record-writes';
 import { redisKeys, type StoredKey } from '../../gateway/keys/redis-layout';
+import { createKeyAdmin } from '../../gateway/keys/key-admin';
+import { sha256Hex } from '../../gateway/keys/key-format';
+import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import type { RedisClient } from '../../gateway/redis/connect';
 
 const NOTE = `customer-note-${randomKeyValue('note')}`;
 const ranged = randomKeyValue('ranged');
@@ -231,6 +235,23 @@ describe('the Redis key store', () => {
     expect(await writes.remove({ stored: rolled, json: JSON.stringify(rolled) })).toBe(true);
     expect(await redis.exists(redisKeys.record('tidy'))).toBe(0);
     expect(await redis.get(redisKeys.byHash(hash('b')))).toBe('claimer');
+  });
+
+  it('create answers the new value once the record is committed, even when Redis fails right after (never an error for a key that exists)', async () => {
+    // Every GET fails once the record's compare-and-set has run: the key exists, so its value must come back.
+    let committed = false;
+    const flaky = new Proxy(redis, {
+      get(target, prop) {
+        if (prop === 'eval') return async (...args: unknown[]) => { const r = await (target.eval as (...a: unknown[]) => Promise<unknown>)(...args); committed = true; return r; };
+        if (prop === 'get') return async (key: string) => { if (committed) throw new Error('Command timed out'); return target.get(key); };
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const keyAdmin = createKeyAdmin(flaky as unknown as RedisClient, loadGatewayConfig(writeGatewayConfig(undefined, makeTempDir())));
+    const created = await keyAdmin.create({ id: 'committed-then-away', tier: 'standard', countries: ['GB'], address: '127.0.0.1' });
+    expect(created.id).toBe('committed-then-away');
+    expect(await redis.get(redisKeys.byHash(sha256Hex(created.key)))).toBe('committed-then-away');
   });
 
   it('deletes only a revoked key; deleting frees the id and its counters', async () => {

@@ -2,7 +2,7 @@
  * The keys CLI's help: `keys help`, `keys help COMMAND`, `keys COMMAND --help` and `-h` for every
  * command, with no Redis and no configuration in the environment; mistakes give one line and exit 1.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { COMMANDS } from '../../scripts/keys/commands';
@@ -50,6 +50,34 @@ describe('keys CLI help', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(/^keys: /);
     }
+  });
+
+  it('webhooks: a wrong action, resend without an id or dead with an extra word is named as that mistake, before any Redis is needed', () => {
+    for (const [args, line] of [
+      [['webhooks', 'frob'], 'keys: webhooks takes dead or resend ID (keys help webhooks)'],
+      [['webhooks', 'resend'], 'keys: webhooks resend needs an event id (see webhooks dead) (keys help webhooks)'],
+      [['webhooks', 'dead', 'x'], 'keys: webhooks dead: unexpected argument "x" (keys help webhooks)'],
+    ] as const) {
+      const r = keys([...args]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toBe(line);
+    }
+  });
+
+  it('hash with stdin a terminal says how to pipe the value instead of waiting', async () => {
+    // script(1) gives the CLI a terminal that stays open while our pipe to it does: a CLI waiting for its end never ends.
+    const child = spawn('script', ['-qec', `'${process.execPath}' '${path.join(ROOT, 'dist/scripts/keys-cli.js')}' hash`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const ended = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 8_000);
+      child.on('close', () => resolve(true));
+      child.on('close', () => clearTimeout(timer));
+    });
+    child.stdin.end();
+    if (!ended) child.kill('SIGKILL');
+    expect(ended).toBe(true);
+    expect(out).toContain('keys: this command reads stdin, and stdin is a terminal: pipe the input');
   });
 
   it('keys completion prints a bash completion script generated from the command table', () => {

@@ -1,4 +1,4 @@
-import { RECORD_OPTIONS, recordFields, stringOption, UsageError, type Command } from '../command';
+import { printNewValue, RECORD_OPTIONS, recordFields, stringOption, UsageError, type Command } from '../command';
 import { FILE_OPTION, keysFileTarget } from '../file-target';
 
 export const add: Command = {
@@ -40,6 +40,6 @@ export const add: Command = {
       }
       (doc.get('keys', true) as { add(v: unknown): void }).add(node);
     });
-    ctx.out(`added key ${id} to ${file}; its value is shown once, on the next line:\n${value}\n`);
+    printNewValue(ctx, `added key ${id} to ${file}; its value`, value);
   },
 };

@@ -1,4 +1,4 @@
-import { RECORD_OPTIONS, recordFields, stringOption, type Command } from '../command';
+import { printNewValue, RECORD_OPTIONS, recordFields, stringOption, type Command } from '../command';
 
 export const create: Command = {
   name: 'create',
@@ -8,6 +8,6 @@ export const create: Command = {
   options: { id: { type: 'string', value: 'ID', help: '1 to 64 characters of A-Z a-z 0-9 . _ -' }, ...RECORD_OPTIONS },
   async run(ctx) {
     const created = await (await ctx.keyAdmin()).create({ id: stringOption(ctx, 'id'), ...recordFields(ctx) });
-    ctx.out(`created key ${created.id}; its value is shown once, on the next line:\n${created.key}\n`);
+    printNewValue(ctx, `created key ${created.id}; its value`, created.key);
   },
 };

@@ -1,4 +1,4 @@
-import { FILE_OPTION, keysFileTarget } from '../file-target';
+import { changeState, FILE_OPTION } from '../file-target';
 import type { Command } from '../command';
 
 export const deleteKey: Command = {
@@ -8,10 +8,9 @@ export const deleteKey: Command = {
   details: 'Only a revoked key can be deleted (revoke it first). Its counters go with it.',
   options: FILE_OPTION,
   positionals: [1, 1],
-  async run(ctx) {
-    const file = await keysFileTarget(ctx.options);
-    if (file !== undefined) return (await import('../file-commands')).editState(ctx, file, 'delete');
-    await (await ctx.keyAdmin()).delete(ctx.args[0]!);
-    ctx.out(`deleted key ${ctx.args[0]}\n`);
-  },
+  run: (ctx) =>
+    changeState(ctx, 'delete', async (admin, id) => {
+      await admin.delete(id);
+      ctx.out(`deleted key ${id}\n`);
+    }),
 };

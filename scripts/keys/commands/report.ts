@@ -1,4 +1,4 @@
-import { stringOption, UsageError, type Command } from '../command';
+import { stringOption, type Command } from '../command';
 
 export const report: Command = {
   name: 'report',
@@ -9,12 +9,7 @@ export const report: Command = {
     csv: { type: 'boolean', help: 'CSV with a header row instead of a table' },
   },
   async run(ctx) {
-    const [{ createRedisUsageStore }, { monthReport, UsageArgumentError }] = await Promise.all([import('../../../gateway/usage/redis-usage-store'), import('../../../gateway/usage/usage-cli')]);
-    try {
-      ctx.out(await monthReport(createRedisUsageStore(await ctx.redis()), stringOption(ctx, 'month'), ctx.options.csv === true));
-    } catch (err) {
-      if (err instanceof UsageArgumentError) throw new UsageError(err.message, 'report');
-      throw err;
-    }
+    const { printUsageHistory } = await import('../usage-history');
+    await printUsageHistory(ctx, 'report', (store, cli) => cli.monthReport(store, stringOption(ctx, 'month'), ctx.options.csv === true));
   },
 };

@@ -1,4 +1,4 @@
-import { FILE_OPTION, keysFileTarget } from '../file-target';
+import { changeState, FILE_OPTION } from '../file-target';
 import { printJson, type Command } from '../command';
 
 export const revoke: Command = {
@@ -7,9 +7,5 @@ export const revoke: Command = {
   summary: 'revokes a key for good (its holder gets 401)',
   options: FILE_OPTION,
   positionals: [1, 1],
-  async run(ctx) {
-    const file = await keysFileTarget(ctx.options);
-    if (file !== undefined) return (await import('../file-commands')).editState(ctx, file, 'revoke');
-    printJson(ctx, await (await ctx.keyAdmin()).revoke(ctx.args[0]!));
-  },
+  run: (ctx) => changeState(ctx, 'revoke', async (admin, id) => printJson(ctx, await admin.revoke(id))),
 };

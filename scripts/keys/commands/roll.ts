@@ -1,4 +1,4 @@
-import { integerOption, UsageError, type Command } from '../command';
+import { integerOption, printNewValue, UsageError, type Command } from '../command';
 
 export const roll: Command = {
   name: 'roll',
@@ -11,6 +11,6 @@ export const roll: Command = {
     const grace = integerOption(ctx, 'grace');
     if (grace === undefined) throw new UsageError('roll needs --grace SECONDS (0 ends the old value now)', 'roll');
     const rolled = await (await ctx.keyAdmin()).roll(ctx.args[0]!, grace);
-    ctx.out(`rolled key ${rolled.id}; the new value is shown once, on the next line:\n${rolled.key}\n`);
+    printNewValue(ctx, `rolled key ${rolled.id}; the new value`, rolled.key);
   },
 };

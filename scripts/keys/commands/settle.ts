@@ -1,4 +1,4 @@
-import { FILE_OPTION, keysFileTarget } from '../file-target';
+import { changeState, FILE_OPTION } from '../file-target';
 import { printJson, type Command } from '../command';
 
 export const settle: Command = {
@@ -7,9 +7,5 @@ export const settle: Command = {
   summary: 'resumes a paused key',
   options: FILE_OPTION,
   positionals: [1, 1],
-  async run(ctx) {
-    const file = await keysFileTarget(ctx.options);
-    if (file !== undefined) return (await import('../file-commands')).editState(ctx, file, 'settle');
-    printJson(ctx, await (await ctx.keyAdmin()).settle(ctx.args[0]!));
-  },
+  run: (ctx) => changeState(ctx, 'settle', async (admin, id) => printJson(ctx, await admin.settle(id))),
 };

@@ -1,4 +1,4 @@
-import { printJson, stringOption, UsageError, type Command } from '../command';
+import { printJson, stringOption, type Command } from '../command';
 
 export const usage: Command = {
   name: 'usage',
@@ -13,12 +13,7 @@ export const usage: Command = {
     const days = stringOption(ctx, 'days');
     if (days === undefined) return printJson(ctx, await admin.usage(id));
     await admin.show(id); // an unknown id is an error, not an empty table
-    const [{ createRedisUsageStore }, { usageTable, UsageArgumentError }] = await Promise.all([import('../../../gateway/usage/redis-usage-store'), import('../../../gateway/usage/usage-cli')]);
-    try {
-      ctx.out(await usageTable(createRedisUsageStore(await ctx.redis()), id, days));
-    } catch (err) {
-      if (err instanceof UsageArgumentError) throw new UsageError(err.message, 'usage');
-      throw err;
-    }
+    const { printUsageHistory } = await import('../usage-history');
+    await printUsageHistory(ctx, 'usage', (store, cli) => cli.usageTable(store, id, days));
   },
 };

@@ -6,16 +6,15 @@ export const webhooks: Command = {
   summary: 'webhook events that gave up (dead); send one again (resend ID)',
   positionals: [1, 2],
   async run(ctx) {
+    const [action, id] = ctx.args;
+    // The command line is checked before Redis is opened: a mistake in it is named as such.
+    if (action === 'dead' && id !== undefined) throw new UsageError(`webhooks dead: unexpected argument "${id}"`, 'webhooks');
+    if (action === 'resend' && !id) throw new UsageError('webhooks resend needs an event id (see webhooks dead)', 'webhooks');
+    if (action !== 'dead' && action !== 'resend') throw new UsageError('webhooks takes dead or resend ID', 'webhooks');
     const { redisDeadLetters } = await import('../../../gateway/webhooks/redis-webhook-queue');
     const dead = redisDeadLetters(await ctx.redis());
-    const [action, id] = ctx.args;
     if (action === 'dead') return printJson(ctx, await dead.deadLetters());
-    if (action === 'resend') {
-      if (!id) throw new UsageError('webhooks resend needs an event id (see webhooks dead)', 'webhooks');
-      if (!(await dead.resend(id))) throw new UsageError(`no dead letter with id "${id}"`);
-      ctx.out(`queued ${id} again\n`);
-      return;
-    }
-    throw new UsageError('webhooks takes dead or resend ID', 'webhooks');
+    if (!(await dead.resend(id!))) throw new UsageError(`no dead letter with id "${id}"`);
+    ctx.out(`queued ${id} again\n`);
   },
 };
