@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   // In a worker the primary owns the ops listener: it asks this worker for its metrics and readiness.
   const readiness = createReadiness();
   if (isWorker()) answerPrimary(metrics.registry, () => readiness.check(), logger);
-  else if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp({ readiness: () => readiness.check(), metrics: () => metrics.registry.metrics(), metricsContentType: metrics.registry.contentType })), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
+  else if (env.OPS_PORT !== undefined) listen(createServer(createOpsApp({ readiness: () => readiness.check(), metrics: () => metrics.registry.metrics(), metricsContentType: metrics.registry.contentType }, logger)), env.OPS_PORT, env.OPS_HOST, logger, 'ops listening');
   const topology = env.redis;
   const health = topology ? createRedisHealth(topology, logger) : undefined;
   const redisClients: Array<RedisClient | Subscriber> = [];

@@ -1,4 +1,5 @@
 import express, { type Express } from 'express';
+import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import { sendError, sendJson } from '../send';
 
@@ -19,7 +20,7 @@ export interface OpsSources {
  * `/metrics` (Prometheus), `/healthz` (the process answers), `/readyz` (200 while this instance can
  * answer, 503 while starting, draining or refused; the body names each dependency's state).
  */
-export function createOpsApp(sources: OpsSources): Express {
+export function createOpsApp(sources: OpsSources, logger: Logger): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -42,7 +43,10 @@ export function createOpsApp(sources: OpsSources): Express {
   app.use(() => {
     throw new ApiError('not_found');
   });
-  app.use(((err, _req, res, _next) => {
+  app.use(((err, req, res, _next) => {
+    // An answer 500 says nothing to whoever scrapes: the cause goes to the log (serialised without
+    // any Redis command, logging.ts). Ops paths carry no key, so the path is logged as it is.
+    if (!(err instanceof ApiError)) logger.error({ err, path: req.path }, 'ops request failed');
     sendError(res, err instanceof ApiError ? err : new ApiError('internal_error'));
   }) as express.ErrorRequestHandler);
   return app;

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Express } from 'express';
 import { AggregatorRegistry } from 'prom-client';
 import { ApiError } from '../errors';
@@ -37,7 +38,7 @@ export async function primaryReadiness(supervisor: Supervisor): Promise<WorkerRe
  * AggregatorRegistry (counters and histograms added; gauges as each metric's aggregator says) and
  * `/readyz` from the workers' readiness.
  */
-export function createPrimaryOpsApp(supervisor: Supervisor): Express {
+export function createPrimaryOpsApp(supervisor: Supervisor, logger: Logger): Express {
   const aggregator = new AggregatorRegistry();
   return createOpsApp({
     readiness: () => primaryReadiness(supervisor),
@@ -47,5 +48,5 @@ export function createPrimaryOpsApp(supervisor: Supervisor): Express {
         throw new ApiError('service_unavailable');
       }),
     metricsContentType: aggregator.contentType,
-  });
+  }, logger);
 }

@@ -34,7 +34,7 @@ export function runPrimary(env: Env, logger: Logger): void {
 
   let ops: Server | undefined;
   if (env.OPS_PORT !== undefined) {
-    ops = createServer(createPrimaryOpsApp(supervisor));
+    ops = createServer(createPrimaryOpsApp(supervisor, logger));
     const opsServer = ops;
     opsServer.listen(env.OPS_PORT, env.OPS_HOST, () => {
       const address = opsServer.address() as AddressInfo;
