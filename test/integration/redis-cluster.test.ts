@@ -6,16 +6,14 @@
  * and exact again after the promotion (the time is printed for the closing note).
  */
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
-import pino from 'pino';
-import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import type { RedisClient } from '../../gateway/redis/connect';
 import {
   awayFromMinuteEdge, expectError, gatewayEnv, seenByAll as seenByAllOf, getWithKey, runToExit, sleep, startStack, writeGatewayConfig, writeKeysFile,
   type Answer, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
-import { keyProvisioner } from '../kit/redis-keys';
+import { connectTopology, keyProvisioner } from '../kit/redis-keys';
 import { startRedisCluster, type RedisCluster, type RedisNode } from '../kit/redis-topologies';
 import { runKeysCliWith } from '../kit/keys-cli';
 
@@ -42,8 +40,7 @@ beforeAll(async () => {
     })),
   });
   urls = stack.gateways.map((g) => g.url);
-  client = connectRedis(parseRedisTopology({ REDIS_CLUSTER_NODES: seeds[1]!, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
-  expect(await whenReady(client, 10_000)).toBe(true);
+  client = await connectTopology({ REDIS_CLUSTER_NODES: seeds[1]! });
   provision = keyProvisioner(client, stack.gatewayConfig);
 });
 

@@ -4,15 +4,13 @@
  * killed: no 500, no hang, counting shared and exact again after the failover (the time is printed
  * for the closing note).
  */
-import pino from 'pino';
-import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import type { RedisClient } from '../../gateway/redis/connect';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { awayFromMinuteEdge, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
 import { runKeysCliWith } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
-import { keyProvisioner } from '../kit/redis-keys';
+import { connectTopology, keyProvisioner } from '../kit/redis-keys';
 import { startSentinelSet, type SentinelSet } from '../kit/redis-topologies';
 
 jest.setTimeout(120_000);
@@ -30,8 +28,7 @@ beforeAll(async () => {
   const env = { REDIS_SENTINELS: set.sentinelList, REDIS_SENTINEL_MASTER: set.masterName, KEY_STORE: 'redis', OPS_PORT: '0' };
   stack = await startStack({ keys: [], gateways: [{ ...env, ADMIN_TOKEN, ADMIN_PORT: '0' }, env] });
   urls = stack.gateways.map((g) => g.url);
-  client = connectRedis(parseRedisTopology({ ...env, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
-  expect(await whenReady(client, 10_000)).toBe(true);
+  client = await connectTopology(env);
   provision = keyProvisioner(client, stack.gatewayConfig);
 });
 
