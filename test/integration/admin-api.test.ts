@@ -7,10 +7,9 @@ import fs from 'node:fs';
 import Redis from 'ioredis';
 import YAML from 'yaml';
 import { redisKeys } from '../../gateway/keys/redis-layout';
-import { adminCall, adminFetch, waitForAdminStore } from '../kit/admin-api';
+import { adminCall, adminFetch, readyAdminUrl } from '../kit/admin-api';
 import { removeTempDirs, startStack, writeGatewayConfig, type Stack } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { ADMIN_DOCUMENT_FILE } from '../kit/openapi-conformance';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
@@ -29,8 +28,7 @@ beforeAll(async () => {
   redisServer = await startRedis();
   redis = new Redis(redisServer.url);
   stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' }] });
-  adminUrl = await announcedUrl(stack.gateway, 'admin api listening');
-  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+  adminUrl = await readyAdminUrl(stack.gateway, ADMIN_TOKEN);
 }, 60_000);
 
 afterAll(async () => {

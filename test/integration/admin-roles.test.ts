@@ -8,12 +8,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
-import { adminCall, adminFetch, waitForAdminStore } from '../kit/admin-api';
+import { adminCall, adminFetch, readyAdminUrl } from '../kit/admin-api';
 import {
   gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
   writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
-import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
@@ -58,8 +57,7 @@ beforeAll(async () => {
     gatewayConfig: writeGatewayConfig(undefined, dir),
     env: { REDIS_URL: redis.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKEN, ADMIN_TOKENS_FILE: tokensFile },
   });
-  adminUrl = await announcedUrl(gateway, 'admin api listening');
-  await waitForAdminStore(adminUrl, TOKENS.viewer);
+  adminUrl = await readyAdminUrl(gateway, TOKENS.viewer);
 }, 60_000);
 
 afterAll(async () => {

@@ -11,10 +11,9 @@ import path from 'node:path';
 import { runAs } from '../../gateway/audit/actor';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
-import { adminCall, waitForAdminStore } from '../kit/admin-api';
+import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { getWithKey, makeTempDir, removeTempDirs, sha256Hex, startStack, type Stack } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
@@ -49,8 +48,7 @@ beforeAll(async () => {
   fs.writeFileSync(tokensFile, [['ada', 'admin'], ['otto', 'operator'], ['vera', 'viewer']]
     .map(([name, role]) => `- name: ${name}\n  token_sha256: ${sha256Hex(TOKENS[name as keyof typeof TOKENS])}\n  role: ${role}\n`).join(''));
   stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile }] });
-  adminUrl = await announcedUrl(stack.gateway, 'admin api listening');
-  await waitForAdminStore(adminUrl, TOKENS.vera);
+  adminUrl = await readyAdminUrl(stack.gateway, TOKENS.vera);
 }, 60_000);
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 /**
  * Failures are not charged (CONTRACT part 7): a request counted by the limits and then answered 500
  * or 503 gives its count back in all three windows, with the in-memory counters and with Redis.
- * Refusals after the limit step (here 400 invalid_parameter) stay counted.
+ * Refusals after the limit step (400 invalid_parameter, 403 country_not_entitled, 404 not_found) stay counted.
  */
 import Redis from 'ioredis';
 import { awayFromMinuteEdge, getWithKey, remainingIn, sleep, startStack, type Answer, type Stack } from '../kit/gateway-stack';
@@ -94,6 +94,20 @@ describe('Redis counters: the data service stopped leaves keys usage unchanged',
     redis?.disconnect();
     await redisServer?.stop();
   });
+
+  test('refusals after the limit step (403 country_not_entitled, 404 not_found from the data service) stay counted in every window', async () => {
+    await awayFromMinuteEdge(15_000);
+    const refusedValue = await keyProvisioner(redis, stack.gatewayConfig)('refused-counted', LIMITS);
+    const country = await getWithKey(stack.url, '/v1/properties?country=DE', refusedValue);
+    expect(country.status).toBe(403);
+    expect(country.body).toMatchObject({ error: 'country_not_entitled' });
+    const missing = await getWithKey(stack.url, '/v1/properties/no-such-listing-0?country=GB', refusedValue);
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ error: 'not_found' });
+    // A give-back happens off the request's way: leave it time to happen before looking.
+    await sleep(1000);
+    expect(await usageOf(redisServer.url, 'refused-counted')).toEqual({ minute: 2, day: 2, month: 2 });
+  }, 60_000);
 
   test('one 200 counts 1; then, the data service stopped, 503s leave the count at 1 in every window', async () => {
     await awayFromMinuteEdge(15_000);

@@ -10,8 +10,7 @@ import {
   getWithKey, makeTempDir, randomKeyValue, removeTempDirs, runToExit, startBackend, startGateway, startStack, writeGatewayConfig, writeKeysFile,
   writeListingsFile, type Proc, type Stack,
 } from '../kit/gateway-stack';
-import { announcedUrl } from '../kit/log-lines';
-import { adminCall, waitForAdminStore } from '../kit/admin-api';
+import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { createRecordWrites } from '../../gateway/keys/record-writes';
 import { redisKeys, type StoredKey } from '../../gateway/keys/redis-layout';
@@ -154,8 +153,7 @@ describe('the Redis key store', () => {
       gatewayConfig: writeGatewayConfig(undefined, dir),
       env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0', TRUST_PROXY: '127.0.0.1/32' },
     });
-    adminUrl = await announcedUrl(gateway, 'admin api listening');
-    await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+    adminUrl = await readyAdminUrl(gateway, ADMIN_TOKEN);
   }, 60_000);
 
   afterAll(async () => {

@@ -9,9 +9,8 @@ import {
   DEFAULT_TIERS, gatewayEnv, getWithKey, makeTempDir, removeTempDirs, runToExit, startGateway, writeGatewayConfig, writeKeysFile, writeTempFile,
   randomKeyValue, type Proc,
 } from '../kit/gateway-stack';
-import { adminCall, waitForAdminStore } from '../kit/admin-api';
+import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 const ADMIN_TOKEN = 'admin-token-for-limit-tests-0123456789';
@@ -30,8 +29,7 @@ beforeAll(async () => {
     gatewayConfig: writeGatewayConfig(undefined, dir),
     env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' },
   });
-  adminUrl = await announcedUrl(gateway, 'admin api listening');
-  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+  adminUrl = await readyAdminUrl(gateway, ADMIN_TOKEN);
 }, 60_000);
 afterAll(async () => {
   await gateway?.stop();

@@ -5,17 +5,15 @@
  * second, one node given as REDIS_URL refused, and a master killed: no 500, no hang, counting shared
  * and exact again after the promotion (the time is printed for the closing note).
  */
-import { waitForAdminStore } from '../kit/admin-api';
-import pino from 'pino';
-import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import { adminCall, readyAdminUrl } from '../kit/admin-api';
+import type { RedisClient } from '../../gateway/redis/connect';
 import {
-  awayFromMinuteEdge, expectError, gatewayEnv, getWithKey, runToExit, sleep, startStack, writeGatewayConfig, writeKeysFile,
+  awayFromMinuteEdge, expectError, gatewayEnv, seenByAll as seenByAllOf, getWithKey, runToExit, sleep, startStack, writeGatewayConfig, writeKeysFile,
   type Answer, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
-import { keyProvisioner } from '../kit/redis-keys';
+import { connectTopology, keyProvisioner } from '../kit/redis-keys';
 import { startRedisCluster, type RedisCluster, type RedisNode } from '../kit/redis-topologies';
 import { runKeysCliWith } from '../kit/keys-cli';
 
@@ -42,8 +40,7 @@ beforeAll(async () => {
     })),
   });
   urls = stack.gateways.map((g) => g.url);
-  client = connectRedis(parseRedisTopology({ REDIS_CLUSTER_NODES: seeds[1]!, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
-  expect(await whenReady(client, 10_000)).toBe(true);
+  client = await connectTopology({ REDIS_CLUSTER_NODES: seeds[1]! });
   provision = keyProvisioner(client, stack.gatewayConfig);
 });
 
@@ -86,17 +83,7 @@ const statusCount = (answers: Answer[], status: number): number => answers.filte
 
 const cli = (args: string[]) => runKeysCliWith({ KEY_STORE: 'redis', REDIS_CLUSTER_NODES: cluster.seeds([cluster.nodes[5]!]), GATEWAY_CONFIG: stack.gatewayConfig }, args);
 
-/** Polls every instance until each answers `value` with `status`; returns the ms it took after `since`. */
-async function seenByAll(value: string, status: number, since: number): Promise<number> {
-  await Promise.all(urls.map(async (url) => {
-    for (;;) {
-      if ((await getWithKey(url, '/v1/ping', value)).status === status) return;
-      if (Date.now() - since > 5000) throw new Error(`${url} did not answer ${status} within 5 s`);
-      await sleep(10);
-    }
-  }));
-  return Date.now() - since;
-}
+const seenByAll = (value: string, status: number, since: number): Promise<number> => seenByAllOf(urls, value, status, since);
 
 describe('Redis Cluster, three instances seeded with different nodes', () => {
   it('counts per-minute limits exactly for keys on every master, under concurrency across instances', async () => {
@@ -158,16 +145,10 @@ describe('Redis Cluster, three instances seeded with different nodes', () => {
     await step(['pause', 'cli-cluster', '--reason', 'unpaid_renewal'], 403);
     await step(['settle', 'cli-cluster'], 200);
     // The admin API on the cluster: a roll without grace ends the old value everywhere, the new one works everywhere.
-    const adminUrl = await announcedUrl(stack.gateways[0]!, 'admin api listening');
-    // The admin API answers 503 until its own Redis connection is up (no offline queue).
-    await waitForAdminStore(adminUrl, ADMIN_TOKEN);
-    const rolled = await fetch(`${adminUrl}/admin/keys/cli-cluster/roll`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ grace_seconds: 0 }),
-    });
+    const adminUrl = await readyAdminUrl(stack.gateways[0]!, ADMIN_TOKEN);
+    const rolled = await adminCall(adminUrl, ADMIN_TOKEN, 'POST', '/admin/keys/cli-cluster/roll', { grace_seconds: 0 });
     expect(rolled.status).toBe(201);
-    const { key: newValue } = (await rolled.json()) as { key: string };
+    const { key: newValue } = rolled.body as { key: string };
     const rolledAt = Date.now();
     delays.push(await seenByAll(value, 401, rolledAt));
     await seenByAll(newValue, 200, rolledAt);

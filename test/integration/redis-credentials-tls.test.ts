@@ -13,7 +13,7 @@ import {
   type KeySpec, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl, waitForLine } from '../kit/log-lines';
-import { redisCli, startPasswordRedis, startTlsRedis, type SecuredRedis } from '../kit/redis-topologies';
+import { redisCli, startPasswordRedis, startSentinelSet, startTlsRedis, type SecuredRedis, type SentinelSet } from '../kit/redis-topologies';
 import { runKeysCliWith } from '../kit/keys-cli';
 
 jest.setTimeout(60_000);
@@ -146,6 +146,32 @@ describe('requirepass and ACL users', () => {
     expect((await send(ops, '/readyz')).body).toMatchObject({ checks: { redis: 'ok' }, counting: 'shared' });
     const output = stack.gatewayOutput().join('\n');
     for (const secret of SECRETS) expect(output).not.toContain(secret);
+  });
+});
+
+describe('Sentinel with REDIS_PASSWORD (the data nodes require it)', () => {
+  let set: SentinelSet;
+  beforeAll(async () => {
+    set = await startSentinelSet({ password: PASSWORD });
+  }, 60_000);
+  afterAll(async () => {
+    await set?.stop();
+  });
+  const sentinelEnv = (): Record<string, string> => ({ REDIS_SENTINELS: set.sentinelList, REDIS_SENTINEL_MASTER: set.masterName });
+
+  it('the right password counts in Redis; a wrong or missing one is refused at start-up with one line naming REDIS_PASSWORD, no secret', async () => {
+    await awayFromMinuteEdge();
+    const stack = await gatewayOn({ ...sentinelEnv(), REDIS_PASSWORD: PASSWORD });
+    const client = new Redis({ port: set.master.port, password: PASSWORD });
+    try {
+      const before = await minuteCount(client);
+      for (let i = 0; i < 2; i++) expect((await getWithKey(stack.url, '/v1/ping', key.value)).status).toBe(200);
+      expect(await minuteCount(client)).toBe(before + 2);
+    } finally {
+      client.disconnect();
+    }
+    await expectRefusedAtStartup({ ...sentinelEnv(), REDIS_PASSWORD: WRONG }, 'REDIS_PASSWORD', /WRONGPASS/);
+    await expectRefusedAtStartup(sentinelEnv(), 'REDIS_PASSWORD', /NOAUTH/);
   });
 });
 

@@ -4,16 +4,18 @@
  * killed: no 500, no hang, counting shared and exact again after the failover (the time is printed
  * for the closing note).
  */
-import pino from 'pino';
-import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
-import { awayFromMinuteEdge, expectError, getWithKey, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import type { RedisClient } from '../../gateway/redis/connect';
+import { adminCall, readyAdminUrl } from '../kit/admin-api';
+import { awayFromMinuteEdge, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { runKeysCliWith } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
-import { keyProvisioner } from '../kit/redis-keys';
+import { connectTopology, keyProvisioner } from '../kit/redis-keys';
 import { startSentinelSet, type SentinelSet } from '../kit/redis-topologies';
 
 jest.setTimeout(120_000);
+
+const ADMIN_TOKEN = 'admin-token-for-sentinel-tests-1';
 
 let set: SentinelSet;
 let stack: Stack;
@@ -24,10 +26,9 @@ let urls: string[];
 beforeAll(async () => {
   set = await startSentinelSet();
   const env = { REDIS_SENTINELS: set.sentinelList, REDIS_SENTINEL_MASTER: set.masterName, KEY_STORE: 'redis', OPS_PORT: '0' };
-  stack = await startStack({ keys: [], gateways: [env, env] });
+  stack = await startStack({ keys: [], gateways: [{ ...env, ADMIN_TOKEN, ADMIN_PORT: '0' }, env] });
   urls = stack.gateways.map((g) => g.url);
-  client = connectRedis(parseRedisTopology({ ...env, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
-  expect(await whenReady(client, 10_000)).toBe(true);
+  client = await connectTopology(env);
   provision = keyProvisioner(client, stack.gatewayConfig);
 });
 
@@ -48,6 +49,29 @@ describe('Redis Sentinel, two instances', () => {
     expect(day.map((a) => a.status).sort()).toEqual([...Array(9).fill(200), ...Array(5).fill(429)]);
     for (const a of minute.filter((x) => x.status === 429)) expectError(a, 'rate_limited');
     for (const a of day.filter((x) => x.status === 429)) expectError(a, 'quota_exceeded');
+  });
+
+  it('keys CLI and admin API changes through the sentinels are seen by both instances within a second', async () => {
+    const env = { KEY_STORE: 'redis', REDIS_SENTINELS: set.sentinelList, REDIS_SENTINEL_MASTER: set.masterName, GATEWAY_CONFIG: stack.gatewayConfig };
+    const cli = async (args: string[]): Promise<string> => {
+      const r = await runKeysCliWith(env, args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
+      return r.stdout;
+    };
+    const created = await cli(['create', '--id', 'sentinel-cli', '--tier', 'standard', '--countries', 'GB', '--address', '127.0.0.1']);
+    const value = created.trim().split('\n').pop()!;
+    const delays = [await seenByAll(urls, value, 200, Date.now())];
+    const adminUrl = await readyAdminUrl(stack.gateways[0]!, ADMIN_TOKEN);
+    let since = Date.now();
+    expect((await adminCall(adminUrl, ADMIN_TOKEN, 'PATCH', '/admin/keys/sentinel-cli', { addresses: ['10.0.0.1'] })).status).toBe(200);
+    delays.push(await seenByAll(urls, value, 403, since));
+    since = Date.now();
+    await cli(['revoke', 'sentinel-cli']);
+    delays.push(await seenByAll(urls, value, 401, since));
+    expect((await adminCall(adminUrl, ADMIN_TOKEN, 'DELETE', '/admin/keys/sentinel-cli')).status).toBeLessThan(300);
+    expect((await runKeysCliWith(env, ['show', 'sentinel-cli'])).code).not.toBe(0);
+    console.log(`sentinel: key change seen by both instances after (ms, incl. the CLI's own exit): ${delays.join(', ')}`);
+    for (const d of delays) expect(d).toBeLessThan(1000);
   });
 
   it('the master killed: no 500 and no hang; counting is shared and exact again after the failover', async () => {

@@ -3,7 +3,7 @@
  * concurrency, cursors across instances, key changes (CLI and admin API) seen everywhere within
  * one second, and the admin API's refusals.
  */
-import { waitForAdminStore } from '../kit/admin-api';
+import { readyAdminUrl } from '../kit/admin-api';
 import Redis from 'ioredis';
 import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
@@ -15,7 +15,6 @@ import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { ROOT } from '../kit/processes';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { adminConformingFetch } from '../kit/openapi-conformance';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
@@ -64,9 +63,7 @@ beforeAll(async () => {
       }),
     ),
   );
-  adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
-  // The admin API answers 503 until its own Redis connection is up (no offline queue).
-  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+  adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
   // Loopback unless ADMIN_HOST says otherwise.
   expect(gateways[0]!.output.find((l) => l.includes('"admin api listening"'))).toContain('"host":"127.0.0.1"');
 }, 60_000);

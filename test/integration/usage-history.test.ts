@@ -4,7 +4,7 @@
  * read the same numbers; the Redis store rolls a day and a month (days passed in) and keeps each
  * month's record 26 months; a graceful stop flushes what the instance still held.
  */
-import { waitForAdminStore } from '../kit/admin-api';
+import { readyAdminUrl } from '../kit/admin-api';
 import Redis from 'ioredis';
 import { fixtureListings } from '../fixtures/listings';
 import {
@@ -16,7 +16,6 @@ import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { createRedisUsageStore, usageKeys } from '../../gateway/usage/redis-usage-store';
 import { dailyUsage, monthlyReport } from '../../gateway/usage/usage-reports';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { adminConformingFetch } from '../kit/openapi-conformance';
 
@@ -60,9 +59,7 @@ beforeAll(async () => {
       }),
     ),
   );
-  adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
-  // The admin API answers 503 until its own Redis connection is up (no offline queue).
-  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+  adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
 }, 60_000);
 
 afterAll(async () => {

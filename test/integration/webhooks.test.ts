@@ -7,7 +7,7 @@
  * a gateway without webhooks, reported; deliveries in flight and memory bounded); and the gateways
  * killed with events pending, a new one started: they still arrive.
  */
-import { waitForAdminStore } from '../kit/admin-api';
+import { readyAdminUrl } from '../kit/admin-api';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -20,7 +20,6 @@ import {
   writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
-import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { webhookKeys } from '../../gateway/webhooks/redis-webhook-queue';
 import { adminConformingFetch } from '../kit/openapi-conformance';
@@ -138,9 +137,7 @@ beforeAll(async () => {
   keysFile = writeKeysFile([], dir);
   gatewayConfig = writeGatewayConfig(undefined, dir);
   gateways = await Promise.all([startOne({ ADMIN_TOKEN, ADMIN_PORT: '0' }), startOne(), startOne()]);
-  adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
-  // The admin API answers 503 until its own Redis connection is up (no offline queue).
-  await waitForAdminStore(adminUrl, ADMIN_TOKEN);
+  adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
   // Every instance announced that it delivers (the key tools queue key events only then).
   await until('the delivery marker', async () => (await redis.exists(webhookKeys.on)) === 1);
 }, 60_000);

@@ -3,7 +3,9 @@
  * openapi/admin.yaml, and the wait for the admin API's Redis connection (it answers 503 until
  * that connection is up, having no offline queue).
  */
+import { announcedUrl } from './log-lines';
 import { adminConformingFetch } from './openapi-conformance';
+import type { RunningProcess } from './processes';
 
 /** Every answer is checked against openapi/admin.yaml (a departure throws a ConformanceError). */
 export const adminFetch = adminConformingFetch();
@@ -36,4 +38,14 @@ export async function waitForAdminStore(baseUrl: string, token: string, timeoutM
     if (Date.now() > deadline) throw new Error(`the admin API did not answer 200 within ${timeoutMs} ms: ${answer.status} ${answer.text}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The admin listener's URL, announced by `p`, once its key store answers: the admin API answers
+ * 503 until its own Redis connection is up (no offline queue).
+ */
+export async function readyAdminUrl(p: RunningProcess, token: string, timeoutMs?: number): Promise<string> {
+  const url = await announcedUrl(p, 'admin api listening');
+  await waitForAdminStore(url, token, timeoutMs);
+  return url;
 }

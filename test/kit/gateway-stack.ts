@@ -568,6 +568,21 @@ export async function awayFromMinuteEdge(marginMs = 5000): Promise<void> {
   if (left < marginMs) await sleep(left + 100);
 }
 
+/**
+ * Polls `/v1/ping` with `value` on every instance until each answers `status`; returns the ms it
+ * took after `since` (a key change made at `since`). Throws after `timeoutMs`.
+ */
+export async function seenByAll(urls: readonly string[], value: string, status: number, since: number, timeoutMs = 5000): Promise<number> {
+  await Promise.all(urls.map(async (url) => {
+    for (;;) {
+      if ((await getWithKey(url, '/v1/ping', value)).status === status) return;
+      if (Date.now() - since > timeoutMs) throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms`);
+      await sleep(10);
+    }
+  }));
+  return Date.now() - since;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stub upstreams (in the test process)
 

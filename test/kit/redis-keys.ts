@@ -1,5 +1,7 @@
-import type { RedisClient } from '../../gateway/redis/connect';
+import pino from 'pino';
+import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import { parseRedisTopology, type RedisEnv } from '../../gateway/config/redis-env';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { UNLIMITED } from './gateway-stack';
 
@@ -17,4 +19,17 @@ export function keyProvisioner(redis: RedisClient, gatewayConfigFile: string, on
     onCreated(key);
     return key;
   };
+}
+
+/**
+ * The test's own client of a Redis topology (cluster, sentinel), read from the gateway's
+ * variables, with a generous command timeout; resolves once it is ready.
+ */
+export async function connectTopology(env: Omit<RedisEnv, 'REDIS_COMMAND_TIMEOUT_MS'>): Promise<RedisClient> {
+  const client = connectRedis(parseRedisTopology({ ...env, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
+  if (!(await whenReady(client, 10_000))) {
+    client.disconnect();
+    throw new Error('the test client of the Redis topology was not ready within 10 s');
+  }
+  return client;
 }

@@ -175,19 +175,24 @@ export interface SentinelSet {
   stop(): Promise<void>;
 }
 
-/** A master, its replica and three sentinels (quorum 2) with a short down-after-milliseconds. */
-export async function startSentinelSet(options: { downAfterMs?: number } = {}): Promise<SentinelSet> {
+/**
+ * A master, its replica and three sentinels (quorum 2) with a short down-after-milliseconds.
+ * With `password`, the data nodes require it (the sentinels themselves do not).
+ */
+export async function startSentinelSet(options: { downAfterMs?: number; password?: string } = {}): Promise<SentinelSet> {
   const dir = tempDir('sentinel');
   const masterName = 'gwmaster';
   const started: RedisNode[] = [];
   try {
+    const auth = options.password === undefined ? [] : ['--requirepass', options.password, '--masterauth', options.password];
+    const cliAuth = options.password === undefined ? [] : ['--no-auth-warning', '-a', options.password];
     const masterPort = await freePort();
-    const master = await launch(baseArgs(masterPort, dir), masterPort);
+    const master = await launch([...baseArgs(masterPort, dir), ...auth], masterPort);
     started.push(master);
     const replicaPort = await freePort();
-    const replica = await launch([...baseArgs(replicaPort, dir), '--replicaof', '127.0.0.1', String(masterPort)], replicaPort);
+    const replica = await launch([...baseArgs(replicaPort, dir), ...auth, '--replicaof', '127.0.0.1', String(masterPort)], replicaPort);
     started.push(replica);
-    await until('replica in sync', async () => /master_link_status:up/.test(await redisCli(replicaPort, 'info', 'replication')), 15_000);
+    await until('replica in sync', async () => /master_link_status:up/.test(await redisCli(replicaPort, ...cliAuth, 'info', 'replication')), 15_000);
     const sentinels: RedisNode[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
@@ -198,6 +203,7 @@ export async function startSentinelSet(options: { downAfterMs?: number } = {}): 
         'protected-mode no',
         `dir ${dir}`,
         `sentinel monitor ${masterName} 127.0.0.1 ${masterPort} 2`,
+        ...(options.password === undefined ? [] : [`sentinel auth-pass ${masterName} ${options.password}`]),
         `sentinel down-after-milliseconds ${masterName} ${options.downAfterMs ?? 1000}`,
         `sentinel failover-timeout ${masterName} 10000`,
         `sentinel parallel-syncs ${masterName} 1`,

@@ -62,9 +62,9 @@ describe('cursor codec', () => {
     expect(codec.open(otherEnc, 'k', filters)).toMatchObject({ kind: 'invalid' });
     const crit = await new CompactEncrypt(payload)
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secretA), crit: ['x-custom'], 'x-custom': 1 } as never)
-      .encrypt(key)
-      .catch(() => undefined);
-    if (crit) expect(codec.open(crit, 'k', filters)).toMatchObject({ kind: 'invalid' });
+      // Declared as understood, or jose refuses to make the token at all (and nothing would be checked).
+      .encrypt(key, { crit: { 'x-custom': true } });
+    expect(codec.open(crit, 'k', filters)).toMatchObject({ kind: 'invalid' });
     const unknownKid = await new CompactEncrypt(payload).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'nope' }).encrypt(key);
     expect(codec.open(unknownKid, 'k', filters)).toMatchObject({ kind: 'invalid' });
     // A token made with the right key and algorithm but without an expiry is refused too.
