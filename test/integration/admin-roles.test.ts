@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import { adminCall, adminFetch, readyAdminUrl } from '../kit/admin-api';
 import {
-  gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
+  eventually, gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
   writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { startRedis, type RedisServer } from '../kit/redis-server';
@@ -35,15 +35,6 @@ const baseEntries = (Object.keys(TOKENS) as Array<keyof typeof TOKENS>).map((rol
 
 /** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
 const call = (method: string, url: string, token: string, body?: unknown) => adminCall(adminUrl, token, method, url, body);
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -124,12 +115,12 @@ describe('ADMIN_TOKENS_FILE hot reload', () => {
   it('a new token works, a removed one stops, a broken file is refused with one line and the running tokens stay', async () => {
     const newToken = 'new-operator-token-for-tests-0123456789';
     fs.writeFileSync(tokensFile, tokensYaml([...baseEntries.filter((e) => e.name !== NAMES.viewer), { name: 'nina', token: newToken, role: 'viewer' }]));
-    expect((await until(() => call('GET', '/admin/keys', newToken), (a) => a.status === 200)).status).toBe(200);
-    expect((await until(() => call('GET', '/admin/keys', TOKENS.viewer), (a) => a.status === 401)).status).toBe(401);
+    await eventually('the new token accepted', async () => (await call('GET', '/admin/keys', newToken)).status === 200);
+    await eventually('the removed token refused', async () => (await call('GET', '/admin/keys', TOKENS.viewer)).status === 401);
 
     const linesBefore = gateway.output.length;
     fs.writeFileSync(tokensFile, `${tokensYaml(baseEntries)}- name: broken\n  token_sha256: not-a-hash\n  role: viewer\n`);
-    const refusal = await until(async () => gateway.output.slice(linesBefore).find((l) => l.includes('configuration refused')), (l) => l !== undefined);
+    const refusal = await eventually('the refusal logged', () => gateway.output.slice(linesBefore).find((l) => l.includes('configuration refused')));
     expect(refusal).toContain(`${tokensFile}: entry [3] (name broken), field token_sha256: must be the SHA-256`);
     expect(refusal).not.toContain('\\n');
     // The running set stays: the new token still works, the removed viewer still does not.
@@ -138,7 +129,7 @@ describe('ADMIN_TOKENS_FILE hot reload', () => {
     expect((await call('GET', '/admin/keys', ADMIN_TOKEN)).status).toBe(200);
 
     fs.writeFileSync(tokensFile, tokensYaml(baseEntries));
-    expect((await until(() => call('GET', '/admin/keys', TOKENS.viewer), (a) => a.status === 200)).status).toBe(200);
+    await eventually('the viewer token accepted again', async () => (await call('GET', '/admin/keys', TOKENS.viewer)).status === 200);
     for (const token of [...Object.values(TOKENS), ADMIN_TOKEN, newToken]) expect(gateway.output.join('\n')).not.toContain(token);
   }, 30_000);
 });

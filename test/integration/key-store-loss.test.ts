@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { getWithKey, makeTempDir, removeTempDirs, sleep, startStack, type Answer, type Proc, type Stack } from '../kit/gateway-stack';
+import { eventually, getWithKey, makeTempDir, removeTempDirs, sleep, startStack, type Answer, type Proc, type Stack } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { startRedis, type RedisServer } from '../kit/redis-server';
@@ -34,13 +34,8 @@ const metric = async (g: Proc, name: string): Promise<number | undefined> => {
   return m ? Number(m[1]) : undefined;
 };
 
-async function until(what: string, predicate: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(100);
-  }
-}
+/** How long the waits below may take on an idle machine (scaled by the load). */
+const WAIT = { timeoutMs: 15_000, intervalMs: 100 };
 
 const lostLines = (g: Proc): string[] => g.output.filter((l) => l.includes('"msg":"key store lost'));
 
@@ -73,7 +68,7 @@ test('failed admin authentications are logged, never with the token', async () =
   const wrong = 'not-the-admin-token-0123456789-secret';
   expect((await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${wrong}` } })).status).toBe(401);
   expect((await fetch(`${adminUrl}/admin/keys`)).status).toBe(401);
-  await until('two failed-authentication lines', () => gateways[0]!.output.filter((l) => l.includes('admin authentication failed')).length >= 2);
+  await eventually('two failed-authentication lines', () => gateways[0]!.output.filter((l) => l.includes('admin authentication failed')).length >= 2, WAIT);
   const lines = gateways[0]!.output.filter((l) => l.includes('admin authentication failed')).map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(lines.map((l) => l.reason)).toEqual(['wrong_token', 'no_token']);
   expect(lines[0]).toMatchObject({ level: 'warn', method: 'GET', ip: expect.any(String) });
@@ -107,7 +102,7 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
   expect(await consolePage.text()).toContain('service_unavailable');
   await redisServer.restart(); // empty: no persistence
 
-  for (const g of gateways) await until('the loss logged', () => lostLines(g).length === 1);
+  for (const g of gateways) await eventually('the loss logged', () => lostLines(g).length === 1, WAIT);
   for (const g of gateways) expect(await metric(g, 'gateway_key_store_lost')).toBe(1);
   const ready = await fetch(`${await announcedUrl(gateways[1]!, 'ops listening')}/readyz`);
   expect(ready.status).toBe(200);
@@ -138,10 +133,10 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
   // Restore from the export: every key works again, the cold one included, and the metric is back to 0.
   const restored = await runKeysCli(redisServer.url, ['import', exportFile]);
   expect(restored).toMatchObject({ code: 0, stdout: expect.stringContaining('imported 3 keys') });
-  for (const g of gateways) await until('restored', () => g.output.some((l) => l.includes('"msg":"key store restored')));
+  for (const g of gateways) await eventually('restored', () => g.output.some((l) => l.includes('"msg":"key store restored')), WAIT);
   for (const g of gateways) {
     expect(await metric(g, 'gateway_key_store_lost')).toBe(0);
-    await until('cold-c answered', async () => (await getWithKey(g.url, '/v1/ping', values['cold-c']!)).status === 200);
+    await eventually('cold-c answered', async () => (await getWithKey(g.url, '/v1/ping', values['cold-c']!)).status === 200, WAIT);
   }
 }, 90_000);
 
@@ -149,7 +144,7 @@ test('a FLUSHALL is caught as a loss too (by the periodic check)', async () => {
   // The import announced every key as changed: each gateway reads warm-a again, and so knows it.
   for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
   execFileSync('redis-cli', ['-p', String(redisServer.port), 'FLUSHALL']);
-  for (const g of gateways) await until('second loss logged', () => lostLines(g).length === 2);
+  for (const g of gateways) await eventually('second loss logged', () => lostLines(g).length === 2, WAIT);
   for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
   const redis = new Redis(redisServer.url);
   try {

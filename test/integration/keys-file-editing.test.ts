@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { getWithKey, makeTempDir, randomKeyValue, removeTempDirs, startStack, writeTempFile, type Stack } from '../kit/gateway-stack';
+import { eventually, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, startStack, writeTempFile, type Stack } from '../kit/gateway-stack';
 import { runKeysCliWith } from '../kit/keys-cli';
 
 const MARKER = '# a comment the operator wrote, which every edit keeps';
@@ -17,16 +17,9 @@ let keysFile: string;
 
 const keys = (args: string[], env: Record<string, string> = {}) => runKeysCliWith(env, args);
 
-/** Polls the gateway until `key` gets `status` (the gateway reloads the file on its own). */
-async function until(key: string, status: number): Promise<void> {
-  let last = 0;
-  for (let i = 0; i < 100; i++) {
-    last = (await getWithKey(stack.url, '/v1/ping', key)).status;
-    if (last === status) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`expected ${status}, still ${last} after 10 s`);
-}
+/** Waits until `key` gets `status` (the gateway reloads the file on its own). */
+const answered = (key: string, status: number): Promise<true> =>
+  eventually(`/v1/ping answered ${status}`, async () => (await getWithKey(stack.url, '/v1/ping', key)).status === status, { intervalMs: 100 });
 
 beforeAll(async () => {
   stack = await startStack({ keys: [{ id: 'existing', value: existing, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' }] });
@@ -78,19 +71,19 @@ describe('editing the keys file of a running gateway', () => {
     expect(text).not.toContain(added);
     expect(text.startsWith(MARKER)).toBe(true);
     expect(text).toMatch(/- id: added\n\s+key_sha256: [0-9a-f]{64}\n\s+tier: standard\n\s+countries: \[GB, FR\]\n\s+addresses: \[127\.0\.0\.0\/8, 2001:db8::\/32\]/);
-    await until(added, 200);
+    await answered(added, 200);
     expect((await keys(['validate', keysFile])).stdout).toContain('valid, 2 keys (2 active)');
   });
 
   it('pause, settle, revoke and delete --file: each edit is reloaded by the gateway; comments stay', async () => {
     expect((await keys(['pause', 'added', '--file', keysFile, '--reason', 'unpaid_renewal'])).code).toBe(0);
-    await until(added, 403);
+    await answered(added, 403);
     expect((await getWithKey(stack.url, '/v1/ping', added)).body).toMatchObject({ error: 'key_paused' });
     expect(fs.readFileSync(keysFile, 'utf8')).toMatch(/status: paused\n\s+pause_reason: unpaid_renewal/);
     expect((await keys(['settle', 'added', '--file', keysFile])).code).toBe(0);
-    await until(added, 200);
+    await answered(added, 200);
     expect((await keys(['revoke', 'added', '--file', keysFile])).code).toBe(0);
-    await until(added, 401);
+    await answered(added, 401);
     const deleted = await keys(['delete', 'added', '--file', keysFile]);
     expect(deleted).toMatchObject({ code: 0, stdout: `deleted key added in ${keysFile}\n` });
     const text = fs.readFileSync(keysFile, 'utf8');
@@ -102,9 +95,9 @@ describe('editing the keys file of a running gateway', () => {
   it('KEY_STORE=file with KEYS_FILE: the same commands without --file', async () => {
     const env = { KEY_STORE: 'file', KEYS_FILE: keysFile };
     expect((await keys(['pause', 'existing', '--reason', 'payment_dispute'], env)).code).toBe(0);
-    await until(existing, 403);
+    await answered(existing, 403);
     expect((await keys(['settle', 'existing'], env)).code).toBe(0);
-    await until(existing, 200);
+    await answered(existing, 200);
   });
 
   it('a refused edit leaves the file byte for byte as it was, and the gateway serving', async () => {

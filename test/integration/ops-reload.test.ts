@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { stringify } from 'yaml';
 import { fixtureListings } from '../fixtures/listings';
 import {
-  DEFAULT_TIERS, getWithKey, keysFileText, makeTempDir, randomKeyValue, removeTempDirs, sha256Hex, startBackend, startGateway, UNLIMITED,
+  budget, DEFAULT_TIERS, eventually, getWithKey, keysFileText, makeTempDir, randomKeyValue, removeTempDirs, sha256Hex, startBackend, startGateway, UNLIMITED,
   writeListingsFile, writeTempFile, type KeySpec, type Proc,
 } from '../kit/gateway-stack';
 
@@ -26,14 +26,8 @@ function replaceFile(file: string, text: string): void {
   fs.renameSync(`${file}.tmp`, file);
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 3000, intervalMs = 20): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error('condition not reached');
-}
+/** A reload is seen within 3 s on an idle machine (scaled by the load of this run). */
+const RELOAD = { timeoutMs: 3000, intervalMs: 20 };
 
 beforeAll(async () => {
   backend = await startBackend(writeListingsFile(fixtureListings()));
@@ -60,13 +54,15 @@ it('applies an edited keys file under load without dropping a request', async ()
   await new Promise((r) => setTimeout(r, 300));
   expect((await getWithKey(gateway.url, '/v1/ping', added.value)).status).toBe(401);
   replaceFile(keysFile, keysFileText([steady, added]));
-  const ms = await until(async () => (await getWithKey(gateway.url, '/v1/ping', added.value)).status === 200);
+  const replacedAt = Date.now();
+  await eventually('the added key accepted', async () => (await getWithKey(gateway.url, '/v1/ping', added.value)).status === 200, RELOAD);
+  const ms = Date.now() - replacedAt;
   await new Promise((r) => setTimeout(r, 300));
   running = false;
   await load;
   expect(statuses.length).toBeGreaterThan(20);
   expect(statuses.filter((s) => s !== 200)).toEqual([]);
-  expect(ms).toBeLessThan(3000);
+  expect(ms).toBeLessThan(budget(3000));
   expect(gateway.output.some((l) => l.includes('configuration reloaded'))).toBe(true);
 });
 
@@ -74,7 +70,7 @@ it('refuses an invalid keys file with one log line and keeps serving the previou
   const before = gateway.output.length;
   replaceFile(keysFile, keysFileText([steady, added]).replace('address: 127.0.0.1', 'address: not-an-address'));
   const refused = (): string | undefined => gateway.output.slice(before).find((l) => l.includes('configuration refused'));
-  await until(async () => refused() !== undefined);
+  await eventually('the refusal logged', () => refused() !== undefined, RELOAD);
   const line = refused()!;
   expect(line).toContain('keys.yaml');
   expect(line).toContain('field \\"address\\"');
@@ -84,13 +80,13 @@ it('refuses an invalid keys file with one log line and keeps serving the previou
 
 it('reloads the gateway config on SIGHUP: new tier limits show in RateLimit-Policy', async () => {
   replaceFile(keysFile, keysFileText([steady, added])); // valid again
-  await until(async () => gateway.output.filter((l) => l.includes('configuration reloaded')).length >= 2);
+  await eventually('the second reload logged', () => gateway.output.filter((l) => l.includes('configuration reloaded')).length >= 2, RELOAD);
   const tiers = { ...DEFAULT_TIERS, standard: { per_minute: 777, per_day: 7777, per_month: 77777 } };
   // Written in place (no rename) and announced with SIGHUP, as an operator without a watcher would.
   fs.writeFileSync(configFile, stringify({ tiers }));
   gateway.child.kill('SIGHUP');
-  await until(async () => ((await getWithKey(gateway.url, '/v1/ping', added.value)).headers['ratelimit-policy'] ?? '').toString().includes('q=777'));
-  await until(async () => gateway.output.some((l) => l.includes('"reason":"SIGHUP"') && l.includes('configuration reloaded')));
+  await eventually('the new tier limit in RateLimit-Policy', async () => ((await getWithKey(gateway.url, '/v1/ping', added.value)).headers['ratelimit-policy'] ?? '').toString().includes('q=777'), RELOAD);
+  await eventually('the SIGHUP reload logged', () => gateway.output.some((l) => l.includes('"reason":"SIGHUP"') && l.includes('configuration reloaded')), RELOAD);
 });
 
 it('honours a rotated key: the previous value works until its expiry, the new one at once', async () => {
@@ -102,11 +98,11 @@ it('honours a rotated key: the previous value works until its expiry, the new on
     `key_sha256: ${sha256Hex(next)}\n    previous_key_sha256: ${sha256Hex(steady.value)}\n    previous_key_expires_at: "${expiresAt}"`,
   );
   replaceFile(keysFile, text);
-  await until(async () => (await getWithKey(gateway.url, '/v1/ping', next)).status === 200, 10_000);
+  await eventually('the next key accepted', async () => (await getWithKey(gateway.url, '/v1/ping', next)).status === 200, { ...RELOAD, timeoutMs: 10_000 });
   const ping = await getWithKey(gateway.url, '/v1/ping', steady.value);
   expect(ping.status).toBe(200);
   expect(ping.body.key_id).toBe('steady');
   // Polled slowly: the key's per-minute limit must not be what ends the old value.
-  await until(async () => (await getWithKey(gateway.url, '/v1/ping', steady.value)).status === 401, 25_000, 250);
+  await eventually('the steady key refused', async () => (await getWithKey(gateway.url, '/v1/ping', steady.value)).status === 401, { timeoutMs: 25_000, intervalMs: 250 });
   expect((await getWithKey(gateway.url, '/v1/ping', next)).status).toBe(200);
 }, 60_000);

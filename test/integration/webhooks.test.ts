@@ -16,7 +16,7 @@ import Redis from 'ioredis';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { fixtureListings } from '../fixtures/listings';
 import {
-  awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
+  awayFromMinuteEdge, cursorSecret, eventually, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
   writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
 } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
@@ -139,7 +139,7 @@ beforeAll(async () => {
   gateways = await Promise.all([startOne({ ADMIN_TOKEN, ADMIN_PORT: '0' }), startOne(), startOne()]);
   adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
   // Every instance announced that it delivers (the key tools queue key events only then).
-  await until('the delivery marker', async () => (await redis.exists(webhookKeys.on)) === 1);
+  await eventually('the delivery marker', async () => (await redis.exists(webhookKeys.on)) === 1, DELIVERY);
 }, 60_000);
 
 afterAll(async () => {
@@ -166,15 +166,8 @@ async function createKey(id: string, extra: Record<string, unknown> = {}): Promi
 
 const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONFIG: gatewayConfig });
 
-async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** How long a delivery may take on an idle machine (scaled by the load). */
+const DELIVERY = { timeoutMs: 20_000 };
 
 const about = (keyId: string, type?: string) => receiver.accepted().filter((d) => d.event.data.key_id === keyId && (!type || d.event.type === type));
 const figures: Record<string, unknown> = {};
@@ -193,7 +186,7 @@ describe('quota.threshold', () => {
     const [dayAnswers, monthAnswers] = await Promise.all([burst(day, 500), burst(month, 200)]);
     expect(dayAnswers.filter((a) => a.status === 200)).toHaveLength(400);
     expect(monthAnswers.filter((a) => a.status === 200)).toHaveLength(150);
-    await until('three daily and three monthly events', () => about('wh-day', 'quota.threshold').length >= 3 && about('wh-month', 'quota.threshold').length >= 3);
+    await eventually('three daily and three monthly events', () => about('wh-day', 'quota.threshold').length >= 3 && about('wh-month', 'quota.threshold').length >= 3, DELIVERY);
     figures.thresholdsDeliveredMs = Date.now() - started;
     // Time for a duplicate to show up, were there one (retries run every 100 ms).
     await new Promise((r) => setTimeout(r, 1500));
@@ -224,7 +217,7 @@ describe('key events', () => {
     expect((await cli(['revoke', 'wh-events'])).code).toBe(0);
     expect(await cli(['delete', 'wh-events'])).toMatchObject({ code: 0, stderr: '' });
     const types = ['key.created', 'key.changed', 'key.paused', 'key.settled', 'key.rolled', 'key.revoked', 'key.deleted'];
-    await until('seven key events', () => about('wh-events').length >= types.length);
+    await eventually('seven key events', () => about('wh-events').length >= types.length, DELIVERY);
     const events = about('wh-events').sort((a, b) => (a.event.timestamp < b.event.timestamp ? -1 : 1));
     expect(events.map((d) => d.event.type)).toEqual(types);
     const data = Object.fromEntries(events.map((d) => [d.event.type, d.event.data]));
@@ -246,10 +239,10 @@ describe('a receiver down for a while', () => {
     receiver.mode = 'down';
     const ids = Array.from({ length: 12 }, (_, i) => `wh-down-${i}`);
     for (const id of ids) await createKey(id);
-    await until('every event refused at least twice', () => ids.every((id) => receiver.deliveries.filter((d) => d.event.data.key_id === id).length >= 2));
+    await eventually('every event refused at least twice', () => ids.every((id) => receiver.deliveries.filter((d) => d.event.data.key_id === id).length >= 2), DELIVERY);
     const upAt = Date.now();
     receiver.mode = 'ok';
-    await until('all arrived', () => ids.every((id) => about(id).length >= 1));
+    await eventually('all arrived', () => ids.every((id) => about(id).length >= 1), DELIVERY);
     figures.afterReceiverUpMs = Date.now() - upAt;
     await new Promise((r) => setTimeout(r, 1500));
     for (const id of ids) expect(about(id)).toHaveLength(1);
@@ -265,10 +258,10 @@ describe('dead letters', () => {
   it('an event still refused after WEBHOOK_GIVE_UP_AFTER_MS (20 s here) is listed (admin API, CLI) and re-sent once', async () => {
     receiver.refuseKeys.add('wh-dead');
     await createKey('wh-dead');
-    const dead = await until('a dead letter', async () => {
+    const dead = await eventually('a dead letter', async () => {
       const list = (await (await admin('GET', '/admin/webhooks/dead')).json()) as { events: Array<{ id: string; type: string; attempts: number; last_error: string; event: { data: { key_id: string } } }> };
       return list.events.find((e) => e.event.data.key_id === 'wh-dead');
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     expect(dead).toMatchObject({ type: 'key.created', last_error: 'status 503' });
     expect(dead.attempts).toBeGreaterThan(3);
     const listed = await cli(['webhooks', 'dead']);
@@ -278,7 +271,7 @@ describe('dead letters', () => {
     const resent = await admin('POST', `/admin/webhooks/dead/${dead.id}/resend`);
     expect(resent.status).toBe(202);
     expect((await admin('POST', `/admin/webhooks/dead/${dead.id}/resend`)).status).toBe(404);
-    const arrived = await until('the re-sent event', () => about('wh-dead')[0]);
+    const arrived = await eventually('the re-sent event', () => about('wh-dead')[0], DELIVERY);
     expect(arrived.id).toBe(dead.id);
     expect((await cli(['webhooks', 'resend', 'msg_none'])).stderr).toMatch(/^keys: no dead letter with id "msg_none"/);
   }, 90_000);
@@ -324,7 +317,7 @@ describe('a receiver that never answers', () => {
       const value = await createKey('wh-hang-load');
       for (let i = 0; i < 40; i++) await createKey(`wh-hang-${i}`); // 40 events the receiver will never answer
       const rssBefore = gateways.map(rssMb);
-      await until('deliveries hanging', () => receiver.open >= 3);
+      await eventually('deliveries hanging', () => receiver.open >= 3, DELIVERY);
       await latencies(gateways[1]!.url, value, 50); // warm both (key cache, connections)
       await latencies(plain.url, value, 50);
       const withWebhooks = await latencies(gateways[1]!.url, value, 400);
@@ -353,13 +346,13 @@ describe('a receiver that never answers', () => {
     // Those that waited past WEBHOOK_GIVE_UP_AFTER_MS (20 s here) are dead letters: re-sent, as an
     // operator would. Every one of the 40 then arrives.
     const hangIds = Array.from({ length: 40 }, (_, i) => `wh-hang-${i}`);
-    await until('each delivered or dead', async () => {
+    await eventually('each delivered or dead', async () => {
       const dead = ((await (await admin('GET', '/admin/webhooks/dead')).json()) as { events: Array<{ id: string; event: { data: { key_id: string } } }> }).events;
       const hung = dead.filter((d) => hangIds.includes(d.event.data.key_id));
       for (const d of hung) expect((await admin('POST', `/admin/webhooks/dead/${d.id}/resend`)).status).toBe(202);
       figures.hungEventsDeadLettered = ((figures.hungEventsDeadLettered as number | undefined) ?? 0) + hung.length;
       return hangIds.every((id) => about(id).length >= 1);
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     for (const id of hangIds) expect(about(id)).toHaveLength(1);
   }, 120_000);
 });
@@ -369,14 +362,14 @@ describe('gateways killed with events pending', () => {
     receiver.mode = 'down';
     const ids = Array.from({ length: 5 }, (_, i) => `wh-crash-${i}`);
     for (const id of ids) await createKey(id);
-    await until('each refused once', () => ids.every((id) => receiver.deliveries.some((d) => d.event.data.key_id === id)));
+    await eventually('each refused once', () => ids.every((id) => receiver.deliveries.some((d) => d.event.data.key_id === id)), DELIVERY);
     await Promise.all(gateways.map((g) => g.stop('SIGKILL')));
     gateways = [];
     receiver.mode = 'ok';
     const restartedAt = Date.now();
     gateways = [await startOne()];
     // Events a killed instance was delivering are taken over after 2 × WEBHOOK_TIMEOUT_MS + 2 s.
-    await until('all arrive after the restart', () => ids.every((id) => about(id).length >= 1), 45_000);
+    await eventually('all arrive after the restart', () => ids.every((id) => about(id).length >= 1), { timeoutMs: 45_000 });
     figures.afterRestartMs = Date.now() - restartedAt;
     for (const id of ids) expect(about(id)).toHaveLength(1);
   }, 90_000);

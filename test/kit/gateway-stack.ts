@@ -6,7 +6,8 @@
  *   http-send.ts          a small HTTP client (`send`, `getWithKey`)
  *   answer-conformance.ts every public answer checked against openapi/openapi.yaml
  *   expectations.ts       assertions for the contract's answers and for secrets kept out of logs
- *   timing.ts             `eventually`, load-scaled budgets, minute windows, propagation
+ *   timing.ts             `eventually`, load-scaled budgets, baselines, minute windows
+ *   key-propagation.ts    `seenByAll`: a key change seen by every instance
  *   local-network.ts      stub servers, refused ports, IPv6 loopback probe
  * Redis-backed stacks are in redis-stack.ts; an in-process gateway with memory twins in in-process.ts.
  *
@@ -20,4 +21,5 @@ export * from './http-send';
 export { checkAnswersOf } from './answer-conformance';
 export * from './expectations';
 export * from './timing';
+export * from './key-propagation';
 export * from './local-network';

@@ -101,6 +101,8 @@ export class Stack {
   private readonly keyById = new Map<string, KeySpec>();
   private stopped = false;
   private dir = '';
+  /** Environment every gateway of this stack gets, under its own (e.g. a Redis stack's REDIS_URL). */
+  protected baseEnv: Record<string, string> = {};
 
   constructor(readonly options: StackOptions) {
     this.secret = options.cursorSecret ?? cursorSecret();
@@ -161,7 +163,7 @@ export class Stack {
   }
 
   private launchGateway(env: Record<string, string>): Promise<Proc> {
-    return startGateway({ backendUrl: this.backendUrl, keysFile: this.keysFile, gatewayConfig: this.gatewayConfig, cursorSecret: this.secret, env });
+    return startGateway({ backendUrl: this.backendUrl, keysFile: this.keysFile, gatewayConfig: this.gatewayConfig, cursorSecret: this.secret, env: { ...this.baseEnv, ...env } });
   }
 
   /** All lines every gateway of this stack wrote. */

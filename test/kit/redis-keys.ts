@@ -3,7 +3,7 @@ import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/c
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { parseRedisTopology, type RedisEnv } from '../../gateway/config/redis-env';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
-import { UNLIMITED } from './gateway-stack';
+import { UNLIMITED } from './keys-files';
 
 type LimitOverrides = { per_minute?: number; per_day?: number; per_month?: number };
 

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './redis-server';
+import { eventually } from './timing';
 
 const run = promisify(execFile);
 
@@ -73,15 +74,6 @@ export async function redisCli(port: number, ...args: string[]): Promise<string>
   return stdout;
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Redis Cluster
 
@@ -113,12 +105,12 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
       ], port));
     }
     await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', '1', '--cluster-yes']);
-    await until('cluster ok on every node', async () => {
+    await eventually('cluster ok on every node', async () => {
       for (const n of nodes) if (!/cluster_state:ok/.test(await redisCli(n.port, 'cluster', 'info'))) return false;
       // Every node knows the replicas (so a failover can happen) and agrees on 3 masters.
       const lines = (await redisCli(nodes[0]!.port, 'cluster', 'nodes')).trim().split('\n');
       return lines.filter((l) => / master /.test(l) || /,master /.test(l)).length === 3 && lines.filter((l) => /slave/.test(l)).length === 3;
-    }, 20_000);
+    }, { timeoutMs: 20_000, intervalMs: 100, retryErrors: true });
   } catch (err) {
     await Promise.all(nodes.map((n) => n.kill()));
     throw err;
@@ -144,13 +136,13 @@ export async function startRedisCluster(options: { nodeTimeoutMs?: number } = {}
     masterOf,
     async waitForPromotion(slot, not, timeoutMs = 30_000) {
       let promoted: RedisNode | undefined;
-      await until(`a new master for slot ${slot}`, async () => {
+      await eventually(`a new master for slot ${slot}`, async () => {
         const m = await masterOf(slot);
         if (m === not || !m.alive) return false;
         if (!/cluster_state:ok/.test(await redisCli(m.port, 'cluster', 'info'))) return false;
         promoted = m;
         return true;
-      }, timeoutMs);
+      }, { timeoutMs: timeoutMs, intervalMs: 100, retryErrors: true });
       return promoted!;
     },
     async stop() {
@@ -192,7 +184,7 @@ export async function startSentinelSet(options: { downAfterMs?: number; password
     const replicaPort = await freePort();
     const replica = await launch([...baseArgs(replicaPort, dir), ...auth, '--replicaof', '127.0.0.1', String(masterPort)], replicaPort);
     started.push(replica);
-    await until('replica in sync', async () => /master_link_status:up/.test(await redisCli(replicaPort, ...cliAuth, 'info', 'replication')), 15_000);
+    await eventually('replica in sync', async () => /master_link_status:up/.test(await redisCli(replicaPort, ...cliAuth, 'info', 'replication')), { timeoutMs: 15_000, intervalMs: 100, retryErrors: true });
     const sentinels: RedisNode[] = [];
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
@@ -214,14 +206,14 @@ export async function startSentinelSet(options: { downAfterMs?: number; password
       started.push(node);
     }
     // Every sentinel has found the replica and the other sentinels (a failover needs both).
-    await until('sentinels see the replica and each other', async () => {
+    await eventually('sentinels see the replica and each other', async () => {
       for (const s of sentinels) {
         const info = await redisCli(s.port, 'sentinel', 'master', masterName);
         const field = (name: string): number => Number(new RegExp(`${name}\\n(\\d+)`).exec(info)?.[1] ?? 0);
         if (field('num-slaves') < 1 || field('num-other-sentinels') < 2) return false;
       }
       return true;
-    }, 20_000);
+    }, { timeoutMs: 20_000, intervalMs: 100, retryErrors: true });
     return {
       master,
       replica,

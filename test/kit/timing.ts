@@ -6,8 +6,6 @@
  * A budget a loaded machine can miss is never a bare number of milliseconds: it is the contract's
  * figure times the load factor measured now, or a multiple of a baseline measured in the same run.
  */
-import { getWithKey } from './http-send';
-
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const CALIBRATION_WALL_MS = 100;
@@ -56,14 +54,16 @@ export interface EventuallyOptions {
   timeoutMs?: number;
   /** Pause between probes (default 50 ms). */
   intervalMs?: number;
+  /** A probe that throws counts as "not yet" (default: the error fails the wait at once). */
+  retryErrors?: boolean;
 }
 
 type Truthy<T> = Exclude<T, false | undefined | null | 0 | ''>;
 
 /**
- * Polls `probe` until it returns a truthy value, and returns that value. A probe that throws
- * counts as "not yet". Throws after the (load-scaled) timeout, naming `what` and the last value
- * or error seen.
+ * Polls `probe` until it returns a truthy value, and returns that value. A probe that throws fails
+ * the wait (unless `retryErrors`). Throws after the (load-scaled) timeout, naming `what` and the
+ * last value or error seen.
  */
 export async function eventually<T>(what: string, probe: () => T | Promise<T>, options: EventuallyOptions = {}): Promise<Truthy<T>> {
   const timeoutMs = budget(options.timeoutMs ?? 10_000);
@@ -76,6 +76,7 @@ export async function eventually<T>(what: string, probe: () => T | Promise<T>, o
       if (value) return value as Truthy<T>;
       last = value;
     } catch (err) {
+      if (!options.retryErrors) throw err;
       last = err;
     }
     if (Date.now() > deadline) {
@@ -94,20 +95,4 @@ export async function eventually<T>(what: string, probe: () => T | Promise<T>, o
 export async function awayFromMinuteEdge(marginMs = 5000): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
   if (left < Math.min(budget(marginMs), 50_000)) await sleep(left + 100);
-}
-
-/**
- * Polls `/v1/ping` with `value` on every instance until each answers `status`; returns the ms it
- * took after `since` (a key change made at `since`). Throws after `timeoutMs` (scaled by the load).
- */
-export async function seenByAll(urls: readonly string[], value: string, status: number, since: number, timeoutMs = 5000): Promise<number> {
-  const limit = budget(timeoutMs);
-  await Promise.all(urls.map(async (url) => {
-    for (;;) {
-      if ((await getWithKey(url, '/v1/ping', value)).status === status) return;
-      if (Date.now() - since > limit) throw new Error(`${url} did not answer ${status} within ${limit} ms`);
-      await sleep(10);
-    }
-  }));
-  return Date.now() - since;
 }

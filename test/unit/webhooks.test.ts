@@ -15,16 +15,9 @@ import { createQuotaWatcher } from '../../gateway/webhooks/quota-thresholds';
 import { createSigner } from '../../gateway/webhooks/signer';
 import { newEvent, type WebhookEvent } from '../../gateway/webhooks/webhook-event';
 import { afterFailure } from '../../gateway/webhooks/webhook-queue';
+import { eventually } from '../kit/timing';
 
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
-const until = async (check: () => boolean, ms = 5000): Promise<void> => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
-
 describe('signing', () => {
   it('is verified by the standardwebhooks library, and any tampering is refused', () => {
     const event = newEvent('quota.threshold', { key_id: 'acme', window: 'day', threshold: 80, used: 80, limit: 100, resets_at: '2026-11-25T00:00:00.000Z' });
@@ -113,19 +106,19 @@ describe('in-memory queue (the embedded mode)', () => {
     refuse = new Set(['doomed']);
     await queue.enqueue(flaky);
     await queue.enqueue(doomed);
-    await until(() => delivered.includes(flaky.id));
+    await eventually('the flaky event delivered', () => delivered.includes(flaky.id), { timeoutMs: 5000, intervalMs: 10 });
     expect(attempts.get(flaky.id)).toBe(3);
     let dead: Awaited<ReturnType<typeof queue.deadLetters>> = [];
-    await until(() => {
+    await eventually('one dead letter', () => {
       void queue.deadLetters().then((d) => (dead = d));
       return dead.length === 1;
-    });
+    }, { timeoutMs: 5000, intervalMs: 10 });
     expect(dead[0]).toMatchObject({ id: doomed.id, type: 'key.paused', last_error: 'status 503', event: { type: 'key.paused', data: { key_id: 'doomed' } } });
     expect(dead[0]!.attempts).toBeGreaterThan(1);
     refuse = new Set();
     expect(await queue.resend(doomed.id)).toBe(true);
     expect(await queue.resend(doomed.id)).toBe(false);
-    await until(() => delivered.includes(doomed.id));
+    await eventually('the re-sent event delivered', () => delivered.includes(doomed.id), { timeoutMs: 5000, intervalMs: 10 });
     expect(await queue.deadLetters()).toEqual([]);
     await queue.close();
   });
@@ -147,7 +140,7 @@ describe('in-memory queue (the embedded mode)', () => {
       delivered++;
       return { ok: true };
     });
-    await until(() => delivered === 10_000, 20_000);
+    await eventually('every event delivered', () => delivered === 10_000, { timeoutMs: 20_000, intervalMs: 10 });
     expect(maxInFlight).toBeLessThanOrEqual(options.concurrency);
     await queue.close();
   });
