@@ -8,33 +8,31 @@ import Redis from 'ioredis';
 import YAML from 'yaml';
 import { redisKeys } from '../../gateway/keys/redis-layout';
 import { adminCall, adminFetch, readyAdminUrl } from '../kit/admin-api';
-import { removeTempDirs, startStack, writeGatewayConfig, type Stack } from '../kit/gateway-stack';
+import { removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
 import { ADMIN_DOCUMENT_FILE } from '../kit/openapi-conformance';
 import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const ADMIN_TOKEN = 'admin-token-for-admin-api-tests-0123';
 const MANY = 10_000;
 
 let redisServer: RedisServer;
 let redis: Redis;
-let stack: Stack;
+let stack: RedisStack;
 let adminUrl: string;
 
 const admin = (method: string, url: string, body?: unknown) => adminCall(adminUrl, ADMIN_TOKEN, method, url, body);
 const cli = (args: string[]) => runKeysCli(redisServer.url, args);
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
-  stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' }] });
+  stack = await startRedisStack({ gateways: [{ ADMIN_TOKEN, ADMIN_PORT: '0' }] });
+  ({ redisServer, redis } = stack);
   adminUrl = await readyAdminUrl(stack.gateway, ADMIN_TOKEN);
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  redis?.disconnect();
-  await redisServer?.stop();
   removeTempDirs();
 });
 

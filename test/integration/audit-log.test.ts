@@ -12,9 +12,10 @@ import { runAs } from '../../gateway/audit/actor';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
-import { getWithKey, makeTempDir, removeTempDirs, sha256Hex, startStack, type Stack } from '../kit/gateway-stack';
+import { getWithKey, makeTempDir, removeTempDirs, sha256Hex } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 // Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
 jest.setTimeout(30_000);
@@ -24,7 +25,7 @@ const CLI_ACTOR = `cli:${os.userInfo().username}@${os.hostname()}`;
 
 let redisServer: RedisServer;
 let redis: Redis;
-let stack: Stack;
+let stack: RedisStack;
 let adminUrl: string;
 /** Every key value handed out in this suite: none may appear in the log. */
 const values: string[] = [];
@@ -42,19 +43,16 @@ const entriesFor = async (keyId: string): Promise<Entry[]> => (await call('GET',
 const streamLength = (): Promise<number> => redis.xlen('lgw:audit');
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
   const tokensFile = path.join(makeTempDir(), 'operators.yaml');
   fs.writeFileSync(tokensFile, [['ada', 'admin'], ['otto', 'operator'], ['vera', 'viewer']]
     .map(([name, role]) => `- name: ${name}\n  token_sha256: ${sha256Hex(TOKENS[name as keyof typeof TOKENS])}\n  role: ${role}\n`).join(''));
-  stack = await startStack({ keys: [], gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile }] });
+  stack = await startRedisStack({ gateways: [{ ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile }] });
+  ({ redisServer, redis } = stack);
   adminUrl = await readyAdminUrl(stack.gateway, TOKENS.vera);
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  redis?.disconnect();
-  await redisServer?.stop();
   removeTempDirs();
 });
 

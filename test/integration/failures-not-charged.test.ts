@@ -3,11 +3,9 @@
  * or 503 gives its count back in all three windows, with the in-memory counters and with Redis.
  * Refusals after the limit step (400 invalid_parameter, 403 country_not_entitled, 404 not_found) stay counted.
  */
-import Redis from 'ioredis';
 import { awayFromMinuteEdge, getWithKey, remainingIn, sleep, startStack, type Answer, type Stack } from '../kit/gateway-stack';
 import { usageOf } from '../kit/keys-cli';
-import { startRedis, type RedisServer } from '../kit/redis-server';
-import { keyProvisioner } from '../kit/redis-keys';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
 
 const LIMITS = { per_minute: 1000, per_day: 5000, per_month: 50000 };
@@ -76,28 +74,19 @@ describe('in-memory counters', () => {
 });
 
 describe('Redis counters: the data service stopped leaves keys usage unchanged', () => {
-  let redisServer: RedisServer;
-  let redis: Redis;
-  let stack: Stack;
+  let stack: RedisStack;
   let value = '';
   beforeAll(async () => {
-    redisServer = await startRedis();
-    redis = new Redis(redisServer.url);
-    stack = await startStack({
-      keys: [],
-      gateways: [{ REDIS_URL: redisServer.url, KEY_STORE: 'redis', UPSTREAM_TIMEOUT_MS: '3000' }],
-    });
-    value = await keyProvisioner(redis, stack.gatewayConfig)('paying', LIMITS);
+    stack = await startRedisStack({ gateways: [{ UPSTREAM_TIMEOUT_MS: '3000' }] });
+    value = await stack.provisioner()('paying', LIMITS);
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
-    redis?.disconnect();
-    await redisServer?.stop();
   });
 
   test('refusals after the limit step (403 country_not_entitled, 404 not_found from the data service) stay counted in every window', async () => {
     await awayFromMinuteEdge(15_000);
-    const refusedValue = await keyProvisioner(redis, stack.gatewayConfig)('refused-counted', LIMITS);
+    const refusedValue = await stack.provisioner()('refused-counted', LIMITS);
     const country = await getWithKey(stack.url, '/v1/properties?country=DE', refusedValue);
     expect(country.status).toBe(403);
     expect(country.body).toMatchObject({ error: 'country_not_entitled' });
@@ -106,13 +95,13 @@ describe('Redis counters: the data service stopped leaves keys usage unchanged',
     expect(missing.body).toMatchObject({ error: 'not_found' });
     // A give-back happens off the request's way: leave it time to happen before looking.
     await sleep(1000);
-    expect(await usageOf(redisServer.url, 'refused-counted')).toEqual({ minute: 2, day: 2, month: 2 });
+    expect(await usageOf(stack.redisServer.url, 'refused-counted')).toEqual({ minute: 2, day: 2, month: 2 });
   }, 60_000);
 
   test('one 200 counts 1; then, the data service stopped, 503s leave the count at 1 in every window', async () => {
     await awayFromMinuteEdge(15_000);
     expect((await getWithKey(stack.url, PAGE, value)).status).toBe(200);
-    expect(await usageOf(redisServer.url, 'paying')).toEqual({ minute: 1, day: 1, month: 1 });
+    expect(await usageOf(stack.redisServer.url, 'paying')).toEqual({ minute: 1, day: 1, month: 1 });
 
     await stack.backend!.stop();
     for (let i = 0; i < 3; i++) {
@@ -122,10 +111,10 @@ describe('Redis counters: the data service stopped leaves keys usage unchanged',
     }
     // The count is given back right after the answer (off the request's way): poll briefly.
     const deadline = Date.now() + 5000;
-    let usage = await usageOf(redisServer.url, 'paying');
+    let usage = await usageOf(stack.redisServer.url, 'paying');
     while (usage.day !== 1 && Date.now() < deadline) {
       await sleep(100);
-      usage = await usageOf(redisServer.url, 'paying');
+      usage = await usageOf(stack.redisServer.url, 'paying');
     }
     expect(usage).toEqual({ minute: 1, day: 1, month: 1 });
   }, 60_000);

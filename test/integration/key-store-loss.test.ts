@@ -9,15 +9,15 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Redis from 'ioredis';
-import { eventually, getWithKey, makeTempDir, removeTempDirs, sleep, startStack, type Answer, type Proc, type Stack } from '../kit/gateway-stack';
+import { eventually, getWithKey, makeTempDir, removeTempDirs, sleep, type Answer, type Proc } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const ADMIN_TOKEN = 'admin-token-for-loss-tests-0123456789';
 let redisServer: RedisServer;
-let stack: Stack;
+let stack: RedisStack;
 let gateways: Proc[];
 const values: Record<string, string> = {};
 let exportFile: string;
@@ -40,9 +40,8 @@ const WAIT = { timeoutMs: 15_000, intervalMs: 100 };
 const lostLines = (g: Proc): string[] => g.output.filter((l) => l.includes('"msg":"key store lost'));
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const env = { REDIS_URL: redisServer.url, KEY_STORE: 'redis', OPS_PORT: '0' };
-  stack = await startStack({ keys: [], gateways: [{ ...env, ADMIN_TOKEN, ADMIN_PORT: '0' }, env] });
+  stack = await startRedisStack({ env: { OPS_PORT: '0' }, gateways: [{ ADMIN_TOKEN, ADMIN_PORT: '0' }, {}] });
+  redisServer = stack.redisServer;
   gateways = stack.gateways;
   for (const id of ['warm-a', 'warm-b', 'cold-c']) values[id] = await createKey(id);
   exportFile = path.join(makeTempDir(), 'keys-backup.yaml');
@@ -50,7 +49,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  await redisServer?.stop();
   removeTempDirs();
 });
 
@@ -146,11 +144,6 @@ test('a FLUSHALL is caught as a loss too (by the periodic check)', async () => {
   execFileSync('redis-cli', ['-p', String(redisServer.port), 'FLUSHALL']);
   for (const g of gateways) await eventually('second loss logged', () => lostLines(g).length === 2, WAIT);
   for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', values['warm-a']!)).status).toBe(200);
-  const redis = new Redis(redisServer.url);
-  try {
-    // The gateways do not write the marker back: the store stays lost until an operator restores it.
-    expect(await redis.exists('lgw:keystore:epoch')).toBe(0);
-  } finally {
-    redis.disconnect();
-  }
+  // The gateways do not write the marker back: the store stays lost until an operator restores it.
+  expect(await stack.redis.exists('lgw:keystore:epoch')).toBe(0);
 }, 30_000);

@@ -2,26 +2,22 @@
  * REDIS_URL with the default KEY_STORE=file: keys come from the YAML file, and the limit counters
  * live in Redis, shared by every instance (CONTRACT: "when set, limit and quota counters live in Redis").
  */
-import Redis from 'ioredis';
-import { awayFromMinuteEdge, expectError, expectKeyedSuccess, getWithKey, randomKeyValue, startStack, type Stack } from '../kit/gateway-stack';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { awayFromMinuteEdge, expectError, expectKeyedSuccess, getWithKey, randomKeyValue } from '../kit/gateway-stack';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const VALUE = randomKeyValue('file-shared');
-let redisServer: RedisServer;
-let stack: Stack;
+let stack: RedisStack;
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const env = { REDIS_URL: redisServer.url };
-  stack = await startStack({
+  stack = await startRedisStack({
+    keyStore: 'file',
     keys: [{ id: 'file-shared', value: VALUE, tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: { per_minute: 3, per_day: 1000, per_month: 1000 } }],
-    gateways: [env, env],
+    gateways: [{}, {}],
   });
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  await redisServer?.stop();
 });
 
 test('two instances with keys from the file share one per-minute count in Redis', async () => {
@@ -34,12 +30,7 @@ test('two instances with keys from the file share one per-minute count in Redis'
     statuses.push(answer.status);
   }
   expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
-  const redis = new Redis(redisServer.url);
-  try {
-    const minuteKeys = await redis.keys('lgw:{file-shared}:minute:*');
-    expect(minuteKeys).toHaveLength(1);
-    expect(await redis.get(minuteKeys[0]!)).toBe('3');
-  } finally {
-    redis.disconnect();
-  }
+  const minuteKeys = await stack.redis.keys('lgw:{file-shared}:minute:*');
+  expect(minuteKeys).toHaveLength(1);
+  expect(await stack.redis.get(minuteKeys[0]!)).toBe('3');
 });

@@ -5,8 +5,9 @@
  * shared count cannot be confirmed is counted in the instance (gateway/limits/resilient-counters.ts),
  * so each instance allows at most the key's full limit during the stall: 10 at most here, never 600.
  */
-import { randomKeyValue, sleep, startStack, type KeySpec, type Stack, getWithKey } from '../kit/gateway-stack';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { randomKeyValue, sleep, type KeySpec, getWithKey } from '../kit/gateway-stack';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const KEY: KeySpec = {
   id: 'stall', value: randomKeyValue('stall'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active',
@@ -14,16 +15,14 @@ const KEY: KeySpec = {
 };
 
 let redis: RedisServer;
-let stack: Stack;
+let stack: RedisStack;
 beforeAll(async () => {
-  redis = await startRedis();
-  const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '200' };
-  stack = await startStack({ keys: [KEY], gateways: [env, env] });
+  stack = await startRedisStack({ keyStore: 'file', keys: [KEY], env: { REDIS_COMMAND_TIMEOUT_MS: '200' }, gateways: [{}, {}] });
+  redis = stack.redisServer;
 }, 60_000);
 afterAll(async () => {
   redis?.thaw();
   await stack?.stop();
-  await redis?.stop();
 });
 
 test('finding 3: with Redis frozen, six bursts of 100 requests on two gateways are held to the limit per instance', async () => {

@@ -6,31 +6,14 @@
  * no-store`, no `X-Powered-By`), with no stack, message or path of the error in it; the error is
  * logged for operators (without the key); and the gateway keeps answering.
  */
-import { createHash } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import pino from 'pino';
-import { createGateway, type AppDeps } from '../../gateway/app';
-import { createCursorCodec } from '../../gateway/cursor/cursor-codec';
-import { addressMatcher } from '../../gateway/keys/address-list';
-import type { KeyRecord } from '../../gateway/keys/key-record';
 import type { Counters } from '../../gateway/limits/counters';
-import { createMemoryCounters } from '../../gateway/limits/memory-counters';
-import { createMetrics } from '../../gateway/ops/metrics';
-import { cursorSecret, expectError, expectKeyedSuccess, randomKeyValue, send, type Answer } from '../kit/gateway-stack';
+import type { InsightsUpstream } from '../../gateway/upstream/insights-client';
+import type { ListingStores } from '../../gateway/upstream/listing-stores';
+import type { ListingsClient } from '../../gateway/upstream/listings-client';
+import { expectError, expectKeyedSuccess, randomKeyValue, removeTempDirs, send, UNLIMITED, type Answer } from '../kit/gateway-stack';
+import { buildGateway, type InProcessGateway } from '../kit/in-process';
 
 const KEY_VALUE = randomKeyValue('errors');
-const HASH = createHash('sha256').update(KEY_VALUE).digest('hex');
-const RECORD: KeyRecord = {
-  id: 'errors',
-  keySha256: HASH,
-  tier: 'advanced',
-  countries: new Set(['GB']),
-  addresses: addressMatcher(['127.0.0.1']),
-  addressList: ['127.0.0.1'],
-  status: 'active',
-  limits: { perMinute: 1_000_000, perDay: 10_000_000, perMonth: 100_000_000 },
-};
 /** Text that would betray an internal error if it reached a caller. */
 const INTERNAL = 'boom at /srv/gateway/secret-internal.js:42 (db-secret-host.internal)';
 
@@ -40,61 +23,62 @@ const boom = (): never => {
   throw new TypeError(INTERNAL);
 };
 
-const logLines: string[] = [];
-let server: http.Server;
+let gateway: InProcessGateway;
+let logLines: string[];
 let url: string;
 
-beforeAll(async () => {
-  const memory = createMemoryCounters();
-  const counters: Counters = {
-    consume: (id, limits, now) => (fault === 'counters-throw' ? boom() : memory.consume(id, limits, now)),
-    peek: (id, limits, now) => memory.peek(id, limits, now),
-    refund: (id, at) => memory.refund(id, at),
-  };
-  const codec = createCursorCodec({ encryptionSecret: cursorSecret(), ttlSeconds: 3600 });
-  const listings = {
-    async listPage() {
-      if (fault === 'page-throws') boom();
-      return { kind: 'page', items: Buffer.from(JSON.stringify([{ id: 'a-1', country: 'GB', listing_type: 'sale', property_type: 'house' }])), nextAfter: 'a-1' };
-    },
-    async getListing() {
+/** The built parts, each wrapped to throw (or reject) when its fault is set. */
+function faulty(built: { keyStore: InProcessGateway['deps']['keyStore']; counters: Counters; cursors: InProcessGateway['deps']['cursors']; stores: ListingStores }) {
+  const store = built.stores.forCountry('GB')!;
+  const listings: ListingsClient = {
+    listPage: async (request, ctx) => (fault === 'page-throws' ? boom() : store.listPage(request, ctx)),
+    getListing: async (country, id, ctx) => {
       if (fault === 'item-rejects') await Promise.reject(new RangeError(INTERNAL));
-      return { kind: 'item', item: { id: 'a-1', country: 'GB', listing_type: 'sale', property_type: 'house' } };
+      return store.getListing(country, id, ctx);
     },
-    healthy: async () => true,
+    healthy: (ctx) => store.healthy(ctx),
+    close: () => store.close(),
+  };
+  const insights: InsightsUpstream = {
+    configured: () => true,
+    forward: async () => (fault === 'insights-throws' ? boom() : { kind: 'answer', body: { ok: true } }),
+    update: () => undefined,
     close: async () => undefined,
   };
-  const deps = {
-    logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }),
-    metrics: createMetrics({ redis: false }),
+  return {
     keyStore: {
       lookup(hash: string) {
         if (fault === 'key-store-throws') boom();
         if (fault === 'key-store-rejects') return Promise.reject(new Error(INTERNAL));
-        return hash === HASH ? { kind: 'found', record: RECORD } : { kind: 'not_found' };
+        return built.keyStore.lookup(hash);
       },
     },
-    counters,
+    counters: {
+      consume: (id, limits, now) => (fault === 'counters-throw' ? boom() : built.counters.consume(id, limits, now)),
+      peek: (id, limits, now) => built.counters.peek(id, limits, now),
+      refund: (id, at) => built.counters.refund(id, at),
+    } satisfies Counters,
     cursors: {
-      issue: (...args: Parameters<typeof codec.issue>) => codec.issue(...args),
-      open: (...args: Parameters<typeof codec.open>) => (fault === 'cursor-throws' ? boom() : codec.open(...args)),
+      issue: (...args: Parameters<typeof built.cursors.issue>) => built.cursors.issue(...args),
+      open: (...args: Parameters<typeof built.cursors.open>) => (fault === 'cursor-throws' ? boom() : built.cursors.open(...args)),
     },
-    stores: { forCountry: () => listings, all: () => new Map([['stub', listings]]), update: () => undefined, close: async () => undefined },
-    insights: {
-      configured: () => true,
-      forward: async () => (fault === 'insights-throws' ? boom() : { kind: 'answer', body: { ok: true } }),
-      update: () => undefined,
-      close: async () => undefined,
-    },
-    trustedProxies: [],
-  } as unknown as AppDeps;
-  server = http.createServer(createGateway(deps));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    stores: { ...built.stores, forCountry: () => listings },
+    insights,
+  };
+}
+
+beforeAll(async () => {
+  gateway = await buildGateway({
+    keys: [{ id: 'errors', value: KEY_VALUE, tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED }],
+    listings: [{ id: 'a-1', country: 'GB', listing_type: 'sale', property_type: 'house' }],
+    override: faulty,
+  });
+  logLines = gateway.logLines;
+  url = gateway.url;
 });
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  await gateway?.close();
+  removeTempDirs();
 });
 beforeEach(() => {
   fault = 'none';

@@ -34,6 +34,8 @@ export class RedisStack extends Stack {
   override async start(): Promise<this> {
     this.redisServer = await startRedis({ persistent: this.redisOptions.persistent });
     this.redis = new Redis(this.redisServer.url);
+    // Suites kill and restart the server on purpose: the client reconnects; a command then rejects.
+    this.redis.on('error', () => undefined);
     const url = this.redisOptions.redisUrl ? await this.redisOptions.redisUrl(this.redisServer) : this.redisServer.url;
     this.baseEnv = {
       REDIS_URL: url,

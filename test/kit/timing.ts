@@ -89,10 +89,9 @@ export async function eventually<T>(what: string, probe: () => T | Promise<T>, o
 
 /**
  * Limits use UTC calendar minutes (and days, which start on a minute boundary): wait for the next
- * minute when fewer than `marginMs` (scaled by the load, at most 50 s) are left, so a short
- * sequence of requests stays in one window.
+ * minute when fewer than `marginMs` are left, so a short sequence of requests stays in one window.
  */
 export async function awayFromMinuteEdge(marginMs = 5000): Promise<void> {
   const left = 60_000 - (Date.now() % 60_000);
-  if (left < Math.min(budget(marginMs), 50_000)) await sleep(left + 100);
+  if (left < marginMs) await sleep(left + 100);
 }
