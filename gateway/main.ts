@@ -6,7 +6,7 @@ import { loadConfiguration } from './startup/configuration';
 import { startKeyStore } from './startup/key-store';
 import { startOptionalListeners } from './startup/listeners';
 import { startOps } from './startup/ops';
-import { runPrimary, workerCount } from './workers/primary';
+import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
 import { createServing, startPublicListener } from './startup/serving';
