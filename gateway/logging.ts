@@ -26,7 +26,7 @@ export const LOG_FLUSH_MS = 100;
  * ~50 µs of CPU per request at 10 concurrent callers, a third of the gateway's (A/B of two builds,
  * 176 → 126 µs/req; `npm run bench`'s logging lever). At 50 callers lines already queue behind the
  * write in flight, so the gain there is small. What it costs: a process killed with SIGKILL loses
- * up to 100 ms of lines; every orderly exit and fatal error flushes first (main.ts).
+ * up to 100 ms of lines; every orderly exit and fatal error flushes first (startup/shutdown.ts).
  */
 export function batchedStdout(): pino.DestinationStream {
   const destination = pino.destination({ sync: false, minLength: LOG_BATCH_BYTES });

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import { createServer } from '../server';
-import { createPrimaryOpsApp } from './primary-ops';
-import { superviseWorkers } from './supervisor';
+import { listen } from './listeners';
+import { exitAfterFlush, stopOnSignals } from './shutdown';
+import { createPrimaryOpsApp } from '../workers/primary-ops';
+import { superviseWorkers } from '../workers/supervisor';
 
 /** `GATEWAY_WORKERS` as a number: `auto` is one per core this process may use. */
 export function workerCount(env: Pick<Env, 'GATEWAY_WORKERS'>): number {
@@ -35,15 +36,7 @@ export function runPrimary(env: Env, logger: Logger): void {
   let ops: Server | undefined;
   if (env.OPS_PORT !== undefined) {
     ops = createServer(createPrimaryOpsApp(supervisor, logger));
-    const opsServer = ops;
-    opsServer.listen(env.OPS_PORT, env.OPS_HOST, () => {
-      const address = opsServer.address() as AddressInfo;
-      logger.info({ port: address.port, host: address.address }, 'ops listening');
-    });
-    opsServer.on('error', (err) => {
-      logger.fatal({ err }, 'cannot listen (ops listening)');
-      void supervisor.stop().then(() => logger.flush(() => process.exit(1)));
-    });
+    listen(ops, env.OPS_PORT, env.OPS_HOST, logger, 'ops listening', { beforeExit: () => supervisor.stop() });
   }
 
   supervisor.started.then(
@@ -51,7 +44,7 @@ export function runPrimary(env: Env, logger: Logger): void {
     (code: number) => {
       // The worker that failed has printed the one line that says why.
       ops?.close();
-      logger.flush(() => process.exit(code));
+      exitAfterFlush(logger, code);
     },
   );
 
@@ -60,20 +53,11 @@ export function runPrimary(env: Env, logger: Logger): void {
     supervisor.signal('SIGHUP');
   });
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: draining every worker');
-    // Each worker drains its in-flight requests (bounded) and exits; the ops listener stays up
-    // meanwhile and answers /readyz 503.
-    void supervisor.stop().then(() => {
-      ops?.close();
-      ops?.closeAllConnections();
-      logger.info('stopped');
-      logger.flush(() => process.exit(0));
-    });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  // Each worker drains its in-flight requests (bounded) and exits; the ops listener stays up
+  // meanwhile and answers /readyz 503.
+  stopOnSignals(logger, 'shutting down: draining every worker', async () => {
+    await supervisor.stop();
+    ops?.close();
+    ops?.closeAllConnections();
+  });
 }

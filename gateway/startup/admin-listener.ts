@@ -1,0 +1,115 @@
+/**
+ * The admin listener: the admin API and the operator console (with a Redis key store), or the
+ * console alone, read-only (with the keys file). With GATEWAY_WORKERS > 1 one worker serves it
+ * (gateway/workers/supervisor.ts).
+ */
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import { createAdminApp } from '../admin/admin-app';
+import type { Env } from '../config/env';
+import type { GatewayConfig } from '../config/gateway-config';
+import { createConsoleRouter } from '../console/console-app';
+import { createConsoleOnlyApp } from '../console/console-only-app';
+import { redisConsoleStore, type ConsoleStore } from '../console/console-store';
+import { fileConsoleStore } from '../console/file-console-store';
+import { createMemorySessionStore } from '../console/sessions';
+import { ApiError } from '../errors';
+import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
+import type { Counters } from '../limits/counters';
+import type { OperatorRegistry } from '../operators/operator-tokens';
+import type { RedisClient } from '../redis/connect';
+import { addDays, dayOf } from '../usage/usage-dates';
+import type { UsageStore } from '../usage/usage-model';
+import { dailyUsage, monthlyReport, reportCsv } from '../usage/usage-reports';
+import { createUsageRoutes, USAGE_PATHS } from '../usage/usage-routes';
+import { createKeyEventSink } from '../webhooks/key-events';
+import { redisDeadLetters } from '../webhooks/redis-webhook-queue';
+import { createWebhookRoutes, WEBHOOK_PATHS } from '../webhooks/webhook-routes';
+import type { KeyStores } from './key-store';
+import type { OptionalListener } from './listeners';
+import type { SharedRedis } from './redis-and-counters';
+import { BACKGROUND_COMMAND_TIMEOUT_MS } from './usage-and-webhooks';
+
+/** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
+const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
+
+/** Key administration, when the admin API is on and Redis is the key store. */
+export interface KeyAdministration {
+  readonly keyAdmin: KeyAdmin;
+  /** The admin API's own connection. */
+  readonly redis: RedisClient;
+}
+
+export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
+
+export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger): KeyAdministration | undefined {
+  if (!adminOn(env) || !keys.redisStore || !redis) return undefined;
+  // The admin connection waits longer than the hot path's: a write that times out on the caller
+  // may still be applied, and the operator would be told it failed (the CLI waits as long).
+  const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
+  const audit = { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS };
+  const keyAdmin = createKeyAdmin(adminRedis, config, logger, audit, createKeyEventSink(adminRedis, logger));
+  return { keyAdmin, redis: adminRedis };
+}
+
+export interface AdminListenerDeps {
+  readonly logger: Logger;
+  readonly operators: OperatorRegistry;
+  readonly keys: KeyStores;
+  readonly administration?: KeyAdministration;
+  readonly usageStore: UsageStore;
+  readonly counters: Counters;
+  readonly redis?: SharedRedis;
+}
+
+function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministration, consoleRouter: (store: ConsoleStore) => ReturnType<typeof createConsoleRouter>, usageViews: Parameters<typeof redisConsoleStore>[2]): Express {
+  const { keyAdmin } = administration;
+  const keyExists = (id: string): Promise<boolean> =>
+    keyAdmin.show(id).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof ApiError && err.code === 'not_found') return false;
+        throw err;
+      },
+    );
+  const usageRoutes = createUsageRoutes(deps.usageStore, keyExists);
+  const store = redisConsoleStore(keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usageViews);
+  // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
+  const webhookRoutes = createWebhookRoutes(redisDeadLetters(administration.redis));
+  return createAdminApp(keyAdmin, deps.operators, deps.logger, {
+    routers: [usageRoutes, webhookRoutes],
+    methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
+    console: consoleRouter(store),
+  });
+}
+
+function adminApp(deps: AdminListenerDeps): Express {
+  const { usageStore } = deps;
+  const usageViews = {
+    history: (id: string, days: number) => {
+      const to = dayOf(Date.now());
+      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    },
+    report: (month: string) => monthlyReport(usageStore, month),
+    reportCsv,
+  };
+  const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+    store,
+    operators: deps.operators,
+    sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
+    sessionTtlMs: CONSOLE_SESSION_TTL_MS,
+    logger: deps.logger,
+  });
+  if (deps.administration) return redisAdminApp(deps, deps.administration, consoleRouter, usageViews);
+  // The keys file is the store: the console alone, read-only, on the admin listener.
+  const file = deps.keys.file!;
+  return createConsoleOnlyApp(consoleRouter(fileConsoleStore({
+    file: file.file, keys: () => file.current(), counters: deps.counters, audit: file.audit, usage: usageViews,
+  })));
+}
+
+/** The admin listener: on when an admin token is configured (in one worker of several). */
+export function adminListener(env: Env, deps: AdminListenerDeps): OptionalListener {
+  const on = adminOn(env) && env.GATEWAY_ADMIN_WORKER !== '0';
+  return { message: 'admin api listening', port: on ? env.ADMIN_PORT : undefined, host: env.ADMIN_HOST, app: () => adminApp(deps) };
+}

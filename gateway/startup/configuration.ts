@@ -1,0 +1,50 @@
+/**
+ * Start-up's first step: the environment and every configuration file read and validated. A problem
+ * stops start-up with one line naming the file or variable, the entry and the field (exit 1).
+ */
+import { ConfigError } from '../config/config-error';
+import { parseEnv, type Env } from '../config/env';
+import { loadGatewayConfig, type GatewayConfig } from '../config/gateway-config';
+import type { FileKey } from '../keys/keys-file';
+import { loadKeysFileOffThread } from '../keys/keys-file-loader';
+import { loadOperatorTokens, type OperatorTokenEntry } from '../operators/operator-tokens';
+
+export interface Configuration {
+  readonly env: Env;
+  readonly gatewayConfig: GatewayConfig;
+  /** The keys file's keys when it is the key store (KEY_STORE=file). */
+  readonly fileKeys?: FileKey[];
+  readonly operatorTokens: OperatorTokenEntry[];
+}
+
+/** The insights service verifies the caller identity the gateway signs: no area without a secret. */
+export function requireInsightsSecret(env: Env, config: GatewayConfig): void {
+  if (config.insightsUpstream && !env.INSIGHTS_IDENTITY_SECRET) {
+    throw new ConfigError(`environment variable INSIGHTS_IDENTITY_SECRET: required when ${env.GATEWAY_CONFIG} sets insights.upstream (base64url of 32 bytes, shared with the insights service)`);
+  }
+}
+
+/** The gateway configuration as a reload reads it: the file, checked against the environment. */
+export function readGatewayConfig(env: Env): GatewayConfig {
+  const config = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
+  requireInsightsSecret(env, config);
+  return config;
+}
+
+/** The operator tokens file's entries (the name `admin` is ADMIN_TOKEN's when that is set). */
+export const readOperatorTokens = (env: Env, file: string): OperatorTokenEntry[] => loadOperatorTokens(file, env.ADMIN_TOKEN ? ['admin'] : []);
+
+/** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
+export function loadConfiguration(): Configuration {
+  try {
+    const env = parseEnv();
+    const gatewayConfig = readGatewayConfig(env);
+    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
+    const operatorTokens = env.ADMIN_TOKENS_FILE ? readOperatorTokens(env, env.ADMIN_TOKENS_FILE) : [];
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`config error: ${err.message}\n`);
+    process.exit(1);
+  }
+}

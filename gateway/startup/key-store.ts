@@ -1,0 +1,77 @@
+/**
+ * The key store: the keys file (read at start-up, replaced whole on reload, each reload's changes
+ * audited in memory) or Redis (read through a cache kept fresh by the change channel, its epoch
+ * watched so a store lost by Redis is noticed).
+ */
+import type { Logger } from 'pino';
+import { recordReload } from '../audit/file-reload-audit';
+import { createMemoryAuditLog, type MemoryAuditLog } from '../audit/memory-audit-log';
+import type { Env } from '../config/env';
+import type { GatewayConfig } from '../config/gateway-config';
+import { createFileKeyStore, type FileKeyStore } from '../keys/file-key-store';
+import type { KeyStore } from '../keys/key-record';
+import { watchKeyStoreEpoch } from '../keys/key-store-epoch';
+import type { FileKey } from '../keys/keys-file';
+import { createRedisKeyStore, type RedisKeyStore } from '../keys/redis-key-store';
+import type { Metrics } from '../ops/metrics';
+import { createSubscriber } from '../redis/subscriber';
+import type { SharedRedis } from './redis-and-counters';
+
+/** The keys file as the key store. */
+export interface FileKeys {
+  readonly file: string;
+  readonly store: FileKeyStore;
+  /** What each reload added, changed or removed (the console shows it). */
+  readonly audit: MemoryAuditLog;
+  /** The keys as last read. */
+  current(): readonly FileKey[];
+  /** A reload's keys: served from now on, and the change audited. */
+  replace(next: readonly FileKey[]): void;
+}
+
+export interface KeyStores {
+  readonly keyStore: KeyStore;
+  readonly file?: FileKeys;
+  readonly redisStore?: RedisKeyStore;
+}
+
+function fileKeyStore(file: string, keys: readonly FileKey[]): FileKeys {
+  const store = createFileKeyStore(keys);
+  const audit = createMemoryAuditLog();
+  let current = keys;
+  return {
+    file,
+    store,
+    audit,
+    current: () => current,
+    replace(next) {
+      store.replace(next);
+      // With the keys file, a reload is the change: what it added, changed or removed is audited.
+      recordReload(audit, { name: `file:${file}`, channel: 'keys_file' }, current, next);
+      current = next;
+    },
+  };
+}
+
+function redisKeyStore(env: Env, config: GatewayConfig, redis: SharedRedis, logger: Logger, metrics: Metrics): RedisKeyStore {
+  const epoch = watchKeyStoreEpoch(redis.client, logger, { onChange: (health) => metrics.keyStoreLost.set(health === 'lost' ? 1 : 0) });
+  const subscriber = createSubscriber(redis.topology, redis.client, logger, redis.health);
+  redis.adopt(subscriber);
+  return createRedisKeyStore(redis.client, subscriber, config, logger, {
+    onLookup: (result) => metrics.tally.keyCache.add(result),
+    onError: (err) => redis.health.report(err),
+    epoch,
+    // Two reads (pointer, record), each bounded by the command timeout.
+    ...(redis.topology.kind === 'cluster' ? { deadlineMs: 2 * env.REDIS_COMMAND_TIMEOUT_MS } : {}),
+  });
+}
+
+/** `fileKeys` when the keys file is the store (KEY_STORE=file), else the Redis store (`redis` is then set: env.ts requires it). */
+export function startKeyStore(env: Env, config: GatewayConfig, fileKeys: readonly FileKey[] | undefined, redis: SharedRedis | undefined, logger: Logger, metrics: Metrics): KeyStores {
+  if (fileKeys) {
+    const file = fileKeyStore(env.KEYS_FILE, fileKeys);
+    return { keyStore: file.store, file };
+  }
+  const redisStore = redisKeyStore(env, config, redis!, logger, metrics);
+  return { keyStore: redisStore, redisStore };
+}

@@ -1,0 +1,83 @@
+/**
+ * Hot reloads: the one place that knows every part a reload reaches. On a change of a watched file
+ * or on SIGHUP, the gateway config (and the keys file when it is the key store) is read and checked
+ * whole, then applied in one step; a file that fails is refused with one line and the running
+ * configuration keeps serving. Operator tokens reload on their own: a broken tokens file must not
+ * hold back a keys-file change.
+ */
+import type { Logger } from 'pino';
+import type { Env } from '../config/env';
+import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, type GatewayConfig } from '../config/gateway-config';
+import { createReloader, type Reloader } from '../config/reloader';
+import { loadKeysFileOffThread } from '../keys/keys-file-loader';
+import type { Metrics } from '../ops/metrics';
+import type { OperatorRegistry } from '../operators/operator-tokens';
+import type { Webhooks } from '../webhooks/start-webhooks';
+import type { KeyAdministration } from './admin-listener';
+import { readGatewayConfig, readOperatorTokens } from './configuration';
+import type { KeyStores } from './key-store';
+import type { Serving } from './serving';
+
+/** Every part a reload reaches. */
+export interface Reloadable {
+  readonly keys: KeyStores;
+  readonly serving: Serving;
+  readonly administration?: KeyAdministration;
+  readonly webhooks?: Webhooks;
+  readonly operators: OperatorRegistry;
+}
+
+export interface Reloads {
+  /** Reloads every file now (SIGHUP). */
+  reload(reason: string): void;
+  close(): void;
+}
+
+/** Applies a checked gateway configuration to every part that uses it. */
+function applyConfig(parts: Reloadable, next: GatewayConfig): void {
+  const { serving } = parts;
+  parts.keys.redisStore?.updateConfig(next);
+  parts.administration?.keyAdmin.updateConfig(next);
+  parts.webhooks?.watcher.update(next.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
+  serving.stores.update(next.stores);
+  const budget = next.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
+  if (budget !== serving.refusedAuth.perMinute) serving.refusedAuth.update(budget);
+  serving.insights.update(next.insightsUpstream);
+}
+
+/** The gateway config always, the keys file when it is the key store. */
+function configReloader(env: Env, parts: Reloadable, logger: Logger, metrics: Metrics): Reloader {
+  const file = parts.keys.file;
+  return createReloader(
+    file ? [env.GATEWAY_CONFIG, file.file] : [env.GATEWAY_CONFIG],
+    () => {
+      const nextConfig = readGatewayConfig(env);
+      const nextKeys = file ? loadKeysFileOffThread(file.file, nextConfig) : undefined;
+      return () => {
+        if (nextKeys) file!.replace(nextKeys);
+        applyConfig(parts, nextConfig);
+      };
+    },
+    logger,
+    (applied) => metrics.reloads.inc({ result: applied ? 'applied' : 'refused' }),
+  );
+}
+
+function tokensReloader(env: Env, operators: OperatorRegistry, logger: Logger): Reloader | undefined {
+  const tokensFile = env.ADMIN_TOKENS_FILE;
+  if (!tokensFile) return undefined;
+  return createReloader([tokensFile], () => {
+    const next = readOperatorTokens(env, tokensFile);
+    return () => operators.replace(next);
+  }, logger.child({ file: 'ADMIN_TOKENS_FILE' }));
+}
+
+export function startReloads(env: Env, parts: Reloadable, logger: Logger, metrics: Metrics): Reloads {
+  const reloaders = [configReloader(env, parts, logger, metrics), tokensReloader(env, parts.operators, logger)].filter((r) => r !== undefined);
+  const reloads: Reloads = {
+    reload: (reason) => reloaders.forEach((r) => r.reload(reason)),
+    close: () => reloaders.forEach((r) => r.close()),
+  };
+  process.on('SIGHUP', () => reloads.reload('SIGHUP'));
+  return reloads;
+}
