@@ -1,5 +1,6 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
+import { LOST, retryCompareAndSet } from './cas-retry';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /**
@@ -12,8 +13,6 @@ if (current or '') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return 1
 `;
-
-const concurrent = (): ApiError => new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
 
 /**
  * How a key record and its hash pointers are written without a transaction (a record and the
@@ -36,22 +35,21 @@ export function createRecordWrites(redis: RedisClient) {
   /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
   async function claimHash(hash: string, id: string): Promise<void> {
     const pointer = redisKeys.byHash(hash);
-    for (let attempt = 0; attempt < 10; attempt++) {
-      if ((await redis.set(pointer, id, 'NX')) === 'OK') return;
+    await retryCompareAndSet(async () => {
+      if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
       const owner = await redis.get(pointer);
-      if (owner === null) continue;
+      if (owner === null) return LOST;
       if (owner === id) {
         await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
-        return;
+        return true;
       }
       const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
       if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
         throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
       }
       // Left by a writer that died before its record named it, or by a record since changed: take it over.
-      if (await compareAndSet(pointer, owner, id)) return;
-    }
-    throw concurrent();
+      return (await compareAndSet(pointer, owner, id)) ? true : LOST;
+    });
   }
 
   /**
@@ -94,6 +92,5 @@ export function createRecordWrites(redis: RedisClient) {
       await releaseHashes(liveHashes(before.stored, 0), id);
       return true;
     },
-    concurrent,
   };
 }

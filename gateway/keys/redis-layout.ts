@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KeyEntryFields } from './keys-file';
+import { KeyEntryFields } from './key-entry';
 
 /**
  * Where the Redis key store keeps things. Records are JSON under their id; each SHA-256 that may
