@@ -32,13 +32,14 @@ function checkAddresses(given: readonly string[], field: 'address' | 'addresses'
   return { ok: true, value: addresses };
 }
 
-/** The countries upper-cased, or the first that is not an assigned code. */
+/** The countries upper-cased, each once (in the order first given), or the first that is not an assigned code. */
 function checkCountries(given: readonly string[]): Checked<string[]> {
   const countries: string[] = [];
   for (let i = 0; i < given.length; i++) {
     const code = normaliseCountry(given[i]!);
     if (!code) return { ok: false, issue: { path: ['countries', i], message: `"${given[i]}" is not an ISO 3166-1 alpha-2 code` } };
-    countries.push(code);
+    // At most MAX_COUNTRIES (the schema's bound): a short scan, cheaper than a set for the usual one to three.
+    if (!countries.includes(code)) countries.push(code);
   }
   return { ok: true, value: countries };
 }
@@ -59,10 +60,10 @@ function combinationIssue(entry: Partial<KeyEntry>, complete: boolean): EntryIss
 }
 
 /**
- * Checks and normalises what the structure cannot: countries are assigned ISO codes (upper-cased),
- * addresses are IP addresses or CIDR ranges (see normaliseAddressEntry), `address` becomes
- * `addresses` (a list of one), hashes are lower-case, a paused key has a reason, rotation fields go
- * together. A complete entry (not a partial update) must name its addresses. Returns the
+ * Checks and normalises what the structure cannot: countries are assigned ISO codes (upper-cased,
+ * each once), addresses are IP addresses or CIDR ranges (see normaliseAddressEntry), `address`
+ * becomes `addresses` (a list of one), hashes are lower-case, a paused key has a reason, rotation
+ * fields go together. A complete entry (not a partial update) must name its addresses. Returns the
  * normalised entry or the first issue.
  */
 export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T, complete = false): Checked<T> {

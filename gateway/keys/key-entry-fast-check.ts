@@ -1,6 +1,6 @@
 import { isLimitValue } from '../config/gateway-config';
 import { KEY_ID, SHA256_HEX, type KeyEntry } from './key-entry';
-import { MAX_ADDRESSES, MAX_NOTE } from './record-bounds';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
 
 /**
  * The fields this check knows how to judge. Any other field (one the schema gained later, or a
@@ -30,7 +30,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if (typeof e.id !== 'string' || !KEY_ID.test(e.id)) return false;
   if (typeof e.key_sha256 !== 'string' || !SHA256_HEX.test(e.key_sha256)) return false;
   if (e.tier !== 'standard' && e.tier !== 'advanced') return false;
-  if (!isStringList(e.countries, Number.MAX_SAFE_INTEGER)) return false;
+  if (!isStringList(e.countries, MAX_COUNTRIES)) return false;
   if ('address' in e && typeof e.address !== 'string') return false;
   if ('addresses' in e && !isStringList(e.addresses, MAX_ADDRESSES)) return false;
   if ('note' in e && (typeof e.note !== 'string' || e.note.length > MAX_NOTE)) return false;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LimitsSchema } from '../config/gateway-config';
-import { MAX_ADDRESSES, MAX_NOTE } from './record-bounds';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
 
 export { MAX_NOTE } from './record-bounds';
 
@@ -20,7 +20,10 @@ export const KeyEntryFields = z.object({
   id: z.string().regex(KEY_ID, 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -'),
   key_sha256: z.string().regex(SHA256_HEX, 'must be the SHA-256 of the key value as 64 hex characters'),
   tier: z.enum(['standard', 'advanced']),
-  countries: z.array(z.string()).min(1, 'must list at least one country'),
+  countries: z
+    .array(z.string())
+    .min(1, 'must list at least one country')
+    .max(MAX_COUNTRIES, `must list at most ${MAX_COUNTRIES} countries (the assigned ISO 3166-1 codes, each once)`),
   /** The first release's one address; read as a list of one (an entry has this or `addresses`). */
   address: z.string().optional(),
   addresses: z

@@ -19,6 +19,11 @@ export const redisKeys = {
 
 /** A key record as stored in Redis: the keys-file fields plus rotation and bookkeeping. */
 export const StoredKeySchema = KeyEntryFields.extend({
+  /**
+   * Not bounded here: a record stored before the bound (record-bounds.ts) keeps authenticating.
+   * Every write goes through KeyEntryFields, which is.
+   */
+  countries: z.array(z.string()).min(1),
   /** During a roll: the previous value's hash, accepted until `previous_expires_at` (ms). */
   previous_key_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   previous_expires_at: z.number().int().optional(),
