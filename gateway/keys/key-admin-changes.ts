@@ -42,53 +42,58 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
       // The event is made from the record written, not read back: once committed, nothing may fail
       // the call, or the caller would get an error for a key that exists and never see its value.
-      const { stored } = await writer.insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
-      await emit('key.created', eventFields(view(stored)));
+      const { after } = await writer.insert({ ...rest, key_sha256: sha256Hex(key), status: 'active', ...overrides(fields) }, false);
+      await emit('key.created', eventFields(view(after)));
       return { id: fields.id, key };
     },
     async set(id, input) {
       const { fields, expiresAt, note } = parseSet(input);
-      const changed = view(await writer.update(id, 'change', (s) => applySet(s, fields, expiresAt, note)));
-      await emit('key.changed', { key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}) });
-      return changed;
+      const { after, changes } = await writer.update(id, 'change', (s) => applySet(s, fields, expiresAt, note));
+      // A change that changes nothing (`{}`, or the values the key has) is no event.
+      if (Object.keys(changes).length) {
+        await emit('key.changed', { key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}) });
+      }
+      return view(after);
     },
     async pause(id, reason) {
       const pauseReason = parseInput(PauseSchema, { reason }).reason;
-      const paused = view(await writer.update(id, 'pause', (s) => {
+      const paused = view((await writer.update(id, 'pause', (s) => {
         unlessRevoked('paused')(s);
         return { ...s, status: 'paused', pause_reason: pauseReason };
-      }));
+      })).after);
       await emit('key.paused', { key_id: id, status: 'paused', pause_reason: pauseReason });
       return paused;
     },
     async settle(id) {
-      const settled = view(await writer.update(id, 'settle', (s) => {
+      const settled = view((await writer.update(id, 'settle', (s) => {
         unlessRevoked('settled')(s);
         const { pause_reason: _r, ...rest } = s;
         return { ...rest, status: 'active' };
-      }));
+      })).after);
       await emit('key.settled', { key_id: id, status: 'active' });
       return settled;
     },
     async revoke(id) {
-      const revoked = view(await writer.update(id, 'revoke', (s) => {
+      const revoked = view((await writer.update(id, 'revoke', (s) => {
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
-      }));
+      })).after);
       await emit('key.revoked', { key_id: id, status: 'revoked' });
       return revoked;
     },
     async roll(id, graceSeconds) {
       const grace = parseInput(RollSchema, { grace_seconds: graceSeconds }).grace_seconds;
       const key = generateKeyValue();
-      await writer.update(id, 'roll', (s) => {
+      const { after } = await writer.update(id, 'roll', (s) => {
         unlessRevoked('rolled')(s);
         const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return grace > 0
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });
-      await emit('key.rolled', { key_id: id, previous_key_valid_until: grace > 0 ? new Date(Date.now() + grace * 1000).toISOString() : null });
+      // The grace end as stored, to the millisecond.
+      const until = after.previous_expires_at;
+      await emit('key.rolled', { key_id: id, previous_key_valid_until: grace > 0 && until !== undefined ? new Date(until).toISOString() : null });
       return { id, key };
     },
     /**
@@ -110,8 +115,10 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
       for (const entry of entries) {
-        const { done, stored } = await writer.insert(entry, true);
-        await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(view(stored)));
+        const { before, after, changes } = await writer.insert(entry, true);
+        // Re-importing a record as it is stored changes nothing: no event.
+        if (!before) await emit('key.created', eventFields(view(after)));
+        else if (Object.keys(changes).length) await emit('key.changed', eventFields(view(after)));
       }
       return entries.map((e) => e.id);
     },

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
 import type { GatewayConfig } from '../config/gateway-config';
+import { createAuditAppender } from '../audit/redis-audit-append';
 import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
 import type { CounterReadout } from '../limits/counters';
 import { createRedisCounters } from '../limits/redis-counters';
@@ -8,7 +9,9 @@ import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
 import { keyAdminReads } from './key-admin-reads';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
+import { createAuditOutbox } from './audit-outbox';
 import { createKeyWriter } from './key-writer';
+import { createRecordWrites } from './record-writes';
 import { redisKeys } from './redis-layout';
 
 export type { KeyAdmin } from './key-admin-types';
@@ -29,10 +32,12 @@ export function createKeyAdmin(
 ): KeyAdmin {
   let config = initialConfig;
   const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
+  const writes = createRecordWrites(redis);
+  const outbox = createAuditOutbox(redis, createAuditAppender(redis, redisKeys.audit, auditRetention), writes, logger);
   const context: KeyAdminContext = {
     redis,
     config: () => config,
-    writer: createKeyWriter(redis, audit, logger),
+    writer: createKeyWriter(redis, writes, outbox, logger),
     counters,
     emit: events ?? (async () => undefined),
     ...(logger ? { logger } : {}),
@@ -43,6 +48,10 @@ export function createKeyAdmin(
     updateConfig(next) {
       config = next;
     },
-    readAudit: (query) => audit.read(query),
+    // Entries a cut-off writer left in a record reach the log before it is read.
+    async readAudit(query) {
+      await outbox.sweep().catch((err: unknown) => logger?.warn({ err: (err as Error).message }, 'pending audit entries not moved to the log before reading it'));
+      return audit.read(query);
+    },
   };
 }

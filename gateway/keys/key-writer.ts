@@ -1,116 +1,146 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
 import { currentActor } from '../audit/actor';
-import { diffRecords, type AuditAction } from '../audit/audit-entry';
-import type { RedisAuditLog } from '../audit/redis-audit-log';
+import { diffRecords, type AuditAction, type FieldChange } from '../audit/audit-entry';
+import type { PendingAuditEntry } from '../audit/redis-audit-append';
 import { ApiError } from '../errors';
+import type { AuditOutbox } from './audit-outbox';
 import { LOST, retryCompareAndSet } from './cas-retry';
 import type { KeyEntry } from './key-entry';
 import { unknownId } from './key-input';
 import { newEpoch } from './key-store-epoch';
-import { createRecordWrites } from './record-writes';
-import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
+import { envelopeJson, readEnvelope, type RecordEnvelope } from './record-envelope';
+import type { createRecordWrites } from './record-writes';
+import { liveHashes, redisKeys, type StoredKey } from './redis-layout';
 
 const nowIso = (): string => new Date().toISOString();
 
-/** How the key admin writes records: each change committed, audited and announced. */
+/** A committed change: the record before and after (after undefined: deleted) and what the audit entry says changed. */
+export interface Change {
+  readonly before?: StoredKey;
+  readonly after?: StoredKey;
+  readonly changes: Record<string, FieldChange>;
+}
+
+/** How the key admin writes records: each change committed with its audit entry, then announced. */
 export interface KeyWriter {
-  /** Read, change, compare-and-set (retried when another writer got there first). Returns what was written. */
-  update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<StoredKey>;
+  /** Read, change, compare-and-set (retried when another writer got there first). */
+  update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<Change & { before: StoredKey; after: StoredKey }>;
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
-  insert(entry: KeyEntry, allowReplace: boolean): Promise<{ done: 'created' | 'replaced'; stored: StoredKey }>;
-  /** Removes the record after `check` accepted it (it throws to refuse). Returns what was removed. */
-  remove(id: string, check: (s: StoredKey) => void): Promise<StoredKey>;
+  insert(entry: KeyEntry, allowReplace: boolean): Promise<Change & { after: StoredKey }>;
+  /** Removes the record after `check` accepted it (it throws to refuse). */
+  remove(id: string, check: (s: StoredKey) => void): Promise<Change & { before: StoredKey }>;
 }
 
 /**
- * Every change is a compare-and-set of the record with its hash pointers written around it in a
- * safe order (record-writes.ts says why no transaction is needed: on a Redis Cluster the record,
- * its pointers and the audit log live in different slots), then its audit entry, then a change
- * message naming the hashes involved, so every gateway drops them from its cache at once. The actor
- * is the one the channel set with `runAs` (gateway/audit/actor.ts).
+ * What the audit entry of a whole record written over another says changed: the visible fields,
+ * and a new key value as `key_value: rotated` (never a hash), as a keys-file reload records it.
  */
-export function createKeyWriter(redis: RedisClient, audit: RedisAuditLog, logger?: Logger): KeyWriter {
-  const writes = createRecordWrites(redis);
-  /**
-   * Appends the audit entry of a committed change (a change that changes nothing visible is not
-   * one). After the commit, not in one transaction with it: on a cluster the log is in another slot.
-   * So the entry is written at most once: a writer that dies, or a Redis that fails, between the
-   * commit and this loses the entry, which is logged as an error (never reported as a failed change:
-   * a retried roll would hand out a second value).
-   */
-  const audited = async (action: AuditAction, id: string, before: StoredKey | undefined, after: StoredKey | undefined): Promise<void> => {
-    const changes = diffRecords(before, after);
-    if (!Object.keys(changes).length && action !== 'roll') return;
-    try {
-      const tx = redis.pipeline(); // both commands on the log's one key: one slot
-      audit.append(tx, currentActor(), action, id, changes);
-      await tx.exec();
-    } catch (err) {
-      logger?.error({ err: (err as Error).message, key_id: id, action }, 'key change stored but not written to the audit log');
-    }
+export function auditChanges(before: StoredKey | undefined, after: StoredKey | undefined): Record<string, FieldChange> {
+  const changes = diffRecords(before, after);
+  if (before && after && before.key_sha256 !== after.key_sha256) changes.key_value = { before: 'previous value', after: 'rotated' };
+  return changes;
+}
+
+/** A whole record from an entry (a keys file's rotation becomes the store's form), keeping `existing`'s creation time. */
+function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
+  const now = nowIso();
+  const { previous_key_expires_at: previousEnd, previous_key_sha256: previousHash, ...current } = entry;
+  const previousUntil = previousEnd !== undefined ? Date.parse(previousEnd) : undefined;
+  const rotating = previousHash !== undefined && previousUntil !== undefined && previousUntil > Date.now();
+  return {
+    ...current,
+    ...(rotating ? { previous_key_sha256: previousHash, previous_expires_at: previousUntil } : {}),
+    created_at: existing?.created_at ?? now,
+    updated_at: now,
   };
-  /**
-   * Tells every gateway which hashes changed. It runs after the change is committed: a failure here
-   * does not undo it (the gateways' cache TTL is the safety net), so it is logged, not reported as a
-   * failed change (a retried roll would otherwise hand out a second value).
-   */
-  const publish = async (hashes: string[]): Promise<void> => {
+}
+
+/**
+ * Every change is one compare-and-set of the record's value, which holds the record and the change's
+ * audit entry (audit-outbox.ts): the change and its entry are one atomic step on the record's slot,
+ * on every topology. Hash pointers are written around it in a safe order (record-writes.ts). Each
+ * change carries an op id: a writer whose compare-and-set ran but whose answer was lost (a cut
+ * connection; the client may re-send it, and the re-sent one then finds the value changed) reads
+ * its own op back and takes the change as done, so it is neither applied nor audited twice. Then
+ * the entry is moved to the log and the hashes involved are announced, so every gateway drops
+ * them from its cache at once. The actor is the one the channel set with `runAs` (audit/actor.ts).
+ */
+export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof createRecordWrites>, outbox: AuditOutbox, logger?: Logger) {
+  /** After the commit: neither failure undoes the change (a retried roll would hand out a second value), so each is logged. */
+  async function afterCommit(id: string, hashes: string[]): Promise<void> {
+    await outbox.drain(id).catch((err: unknown) => logger?.warn({ err: (err as Error).message, key_id: id }, 'key change and its audit entry stored; the entry reaches the log at the next read'));
     try {
-      await redis.publish(redisKeys.changes, JSON.stringify({ hashes }));
+      await redis.publish(redisKeys.changes, JSON.stringify({ hashes: [...new Set(hashes)] }));
     } catch (err) {
       logger?.warn({ err: (err as Error).message }, 'key change stored but not announced; gateways see it when their cache expires');
     }
-  };
+  }
+
+  /** The value now, when the compare-and-set failed or its answer was lost: did our op land? */
+  const landed = async (id: string, op: string): Promise<boolean> => readEnvelope(await redis.get(redisKeys.record(id))).op === op;
+
+  /** One change: `plan` says what to write from the value read; retried on a lost race; recognises its own re-sent write. */
+  async function write(id: string, action: AuditAction, plan: (envelope: RecordEnvelope) => Change): Promise<Change> {
+    const op = randomUUID();
+    const actor = currentActor();
+    let attempt: Change | undefined;
+    let ours = false;
+    const done = await retryCompareAndSet(async () => {
+      const envelope = readEnvelope(await redis.get(redisKeys.record(id)));
+      if (attempt && envelope.op === op) return (ours = true), attempt;
+      const next = plan(envelope);
+      attempt = next;
+      const visible = Object.keys(next.changes).length > 0 || action === 'roll';
+      const entry: PendingAuditEntry = { op, actor: actor.name, channel: actor.channel, action, key_id: id, changes: next.changes };
+      const pending = visible ? [...envelope.pending, entry] : envelope.pending;
+      if (pending.length) await outbox.note(id);
+      const json = envelopeJson(next.after, pending, op);
+      try {
+        const committed = next.after
+          ? await writes.commit({ ...(next.before ? { stored: next.before } : {}), json: envelope.json }, next.after, json!)
+          : await writes.remove({ stored: next.before!, json: envelope.json! }, json);
+        return committed ? next : LOST;
+      } catch (err) {
+        if (await landed(id, op).catch(() => false)) return (ours = true), next;
+        throw err;
+      }
+    });
+    // Found committed by a re-sent command: the pointers' tidying after it was not run.
+    if (ours) await (done.after ? writes.tidy(done.before, done.after) : writes.tidyRemoved(done.before!));
+    return done;
+  }
 
   return {
     async update(id, action, change) {
-      const { before, after } = await retryCompareAndSet(async () => {
-        const json = await redis.get(redisKeys.record(id));
-        const before = parseStoredKey(json);
+      const done = await write(id, action, ({ stored: before }) => {
         if (!before) throw unknownId(id);
         const after = { ...change(before), updated_at: nowIso() };
-        return (await writes.commit({ stored: before, json }, after)) ? { before, after } : LOST;
+        return { before, after, changes: diffRecords(before, after) };
       });
-      await audited(action, id, before, after);
-      await publish([...new Set([...liveHashes(before, 0), ...liveHashes(after, 0)])]);
-      return after;
+      await afterCommit(id, [...liveHashes(done.before!, 0), ...liveHashes(done.after!, 0)]);
+      return done as Change & { before: StoredKey; after: StoredKey };
     },
     async insert(entry, allowReplace) {
-      const { existing, stored } = await retryCompareAndSet(async () => {
-        const json = await redis.get(redisKeys.record(entry.id));
-        const existing = parseStoredKey(json);
+      const done = await write(entry.id, allowReplace ? 'import' : 'create', ({ stored: existing }) => {
         if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
-        const now = nowIso();
-        // A keys-file rotation (previous hash and its end as a date) becomes the store's form.
-        const { previous_key_expires_at: previousEnd, previous_key_sha256: previousHash, ...current } = entry;
-        const previousUntil = previousEnd !== undefined ? Date.parse(previousEnd) : undefined;
-        const rotating = previousHash !== undefined && previousUntil !== undefined && previousUntil > Date.now();
-        const stored: StoredKey = {
-          ...current,
-          ...(rotating ? { previous_key_sha256: previousHash, previous_expires_at: previousUntil } : {}),
-          created_at: existing?.created_at ?? now,
-          updated_at: now,
-        };
-        return (await writes.commit({ ...(existing ? { stored: existing } : {}), json }, stored)) ? { existing, stored } : LOST;
+        const after = recordOf(entry, existing);
+        return { ...(existing ? { before: existing } : {}), after, changes: auditChanges(existing, after) };
       });
       // The key-store marker: its absence later tells a lost store from one that never held keys.
       await redis.set(redisKeys.epoch, newEpoch(), 'NX');
-      await audited(allowReplace ? 'import' : 'create', entry.id, existing, stored);
-      await publish([entry.key_sha256, ...(existing ? liveHashes(existing, 0) : [])]);
-      return { done: existing ? 'replaced' : 'created', stored };
+      await afterCommit(entry.id, [entry.key_sha256, ...(done.before ? liveHashes(done.before, 0) : [])]);
+      return done as Change & { after: StoredKey };
     },
     async remove(id, check) {
-      const stored = await retryCompareAndSet(async () => {
-        const json = await redis.get(redisKeys.record(id));
-        const stored = parseStoredKey(json);
+      const done = await write(id, 'delete', ({ stored }) => {
         if (!stored) throw unknownId(id);
         check(stored);
-        return (await writes.remove({ stored, json: json! })) ? stored : LOST;
+        return { before: stored, changes: auditChanges(stored, undefined) };
       });
-      await audited('delete', id, stored, undefined);
-      await publish(liveHashes(stored, 0));
-      return stored;
+      await afterCommit(id, liveHashes(done.before!, 0));
+      return done as Change & { before: StoredKey };
     },
-  };
+  } satisfies KeyWriter;
 }

@@ -15,6 +15,8 @@ export const redisKeys = {
   changes: 'lgw:keys:changed',
   /** Stream: the audit log of every change to the records (gateway/audit/). */
   audit: 'lgw:audit',
+  /** Set: ids whose record may hold audit entries not yet in the log (audit-outbox.ts). */
+  auditPending: 'lgw:audit:pending',
 } as const;
 
 /** A key record as stored in Redis: the keys-file fields plus rotation and bookkeeping. */
