@@ -1,8 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { normaliseAddress } from './address';
 
-/** The most entries a key's address list may hold (CONTRACT part 7). */
-export const MAX_ADDRESSES = 16;
+export { MAX_ADDRESSES } from './record-bounds';
 /**
  * The explicit spelling of "from any address". A `/0` range (`0.0.0.0/0`, `::/0`) is refused: it is
  * far more often a slip than an intention, and an unbound key must be visible as such in a record.

@@ -1,5 +1,5 @@
 import type { KeyLookup, KeyStore } from './key-record';
-import type { FileKey } from './keys-file';
+import type { FileKey } from './key-record-build';
 
 export interface FileKeyStore extends KeyStore {
   /** Swaps in a new set of keys (hot reload): one assignment, so a request sees old or new, never a mix. */

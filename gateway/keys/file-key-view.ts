@@ -1,6 +1,6 @@
 import { ANY_ADDRESS } from './address-list';
-import type { KeyView } from './key-admin';
-import type { FileKey } from './keys-file';
+import type { KeyView } from './key-view';
+import type { FileKey } from './key-record-build';
 
 /** A keys-file record as operators see it (no hash); the file has no creation or update times. */
 export function fileKeyView(key: FileKey): KeyView {

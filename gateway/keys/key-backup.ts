@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis/connect';
 import { dump } from 'js-yaml';
 import { ConfigError } from '../config/config-error';
 import { DEMO_KEY_HASHES, isDemoKey } from './demo-keys';
-import type { KeyEntry } from './keys-file';
+import type { KeyEntry } from './key-entry';
 import { parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /** Records read per round trip while exporting. */

@@ -3,7 +3,9 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConfigError } from '../config/config-error';
-import { fromPackedKeyEntries, loadKeysFile, type FileKey } from './keys-file';
+import { fromPackedKeyEntries } from './key-entry-pack';
+import type { FileKey } from './key-record-build';
+import { loadKeysFile } from './keys-file';
 import type { ReaderOutput } from './keys-file-worker';
 
 /** Longest wait for the reader process; a keys file of 100,000 keys is read in about a second. */

@@ -8,7 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/config-error';
-import { packKeyEntries, readKeysFile, type PackedKeyEntries } from './keys-file';
+import { packKeyEntries, type PackedKeyEntries } from './key-entry-pack';
+import { readKeysFile } from './keys-file';
 
 export type ReaderOutput =
   | ({ readonly ok: true; /** This process's peak RSS in kB (Linux), for the benchmark. */ readonly peakKb?: number } & PackedKeyEntries)

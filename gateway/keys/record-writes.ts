@@ -1,5 +1,6 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
+import { LOST, retryCompareAndSet } from './cas-retry';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /**
@@ -12,8 +13,6 @@ if (current or '') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return 1
 `;
-
-const concurrent = (): ApiError => new ApiError('service_unavailable', {}, 1, 'The key is being changed concurrently; retry.');
 
 /**
  * How a key record and its hash pointers are written without a transaction (a record and the
@@ -36,22 +35,21 @@ export function createRecordWrites(redis: RedisClient) {
   /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
   async function claimHash(hash: string, id: string): Promise<void> {
     const pointer = redisKeys.byHash(hash);
-    for (let attempt = 0; attempt < 10; attempt++) {
-      if ((await redis.set(pointer, id, 'NX')) === 'OK') return;
+    await retryCompareAndSet(async () => {
+      if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
       const owner = await redis.get(pointer);
-      if (owner === null) continue;
+      if (owner === null) return LOST;
       if (owner === id) {
         await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
-        return;
+        return true;
       }
       const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
       if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
         throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
       }
       // Left by a writer that died before its record named it, or by a record since changed: take it over.
-      if (await compareAndSet(pointer, owner, id)) return;
-    }
-    throw concurrent();
+      return (await compareAndSet(pointer, owner, id)) ? true : LOST;
+    });
   }
 
   /**
@@ -62,38 +60,51 @@ export function createRecordWrites(redis: RedisClient) {
     for (const hash of hashes) await compareAndSet(redisKeys.byHash(hash), id, null);
   }
 
+  /** The pointers' tidying after a committed change (also run by a writer that finds its change committed by a re-sent command). */
+  async function tidy(before: StoredKey | undefined, after: StoredKey): Promise<void> {
+    if (after.previous_key_sha256 && after.previous_expires_at !== undefined && after.previous_key_sha256 !== before?.previous_key_sha256) {
+      // Tidiness only: the record's grace ends the old value's use, cached or not.
+      await redis.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at);
+    }
+    if (before) {
+      const keep = new Set(liveHashes(after, Date.now()));
+      await releaseHashes(liveHashes(before, Date.now()).filter((hash) => !keep.has(hash)), after.id);
+    }
+  }
+
+  /** The id and the pointers of a removed record (the record decides: once it is gone they authenticate nothing). */
+  async function tidyRemoved(stored: StoredKey): Promise<void> {
+    await redis.srem(redisKeys.ids, stored.id);
+    await releaseHashes(liveHashes(stored, 0), stored.id);
+  }
+
   return {
     /**
      * Writes `after` in place of `before` (undefined: the id is new): claims `after`'s hashes, swaps
-     * the record if nobody changed it meanwhile, then tidies pointers. False: another writer got
+     * the record if nobody changed it meanwhile, then tidies pointers. `json` is the value written
+     * (the record, and what the store keeps with it: record-envelope.ts). False: another writer got
      * there first; read again and retry.
      */
-    async commit(before: { stored?: StoredKey; json: string | null }, after: StoredKey): Promise<boolean> {
+    async commit(before: { stored?: StoredKey; json: string | null }, after: StoredKey, json = JSON.stringify(after)): Promise<boolean> {
       // The current value's pointer, always (it also repairs one a crashed writer never made).
       await claimHash(after.key_sha256, after.id);
       await redis.sadd(redisKeys.ids, after.id); // before the record: a listed id without a record is skipped
-      if (!(await compareAndSet(redisKeys.record(after.id), before.json, JSON.stringify(after)))) return false;
-      if (after.previous_key_sha256 && after.previous_expires_at !== undefined && after.previous_key_sha256 !== before.stored?.previous_key_sha256) {
-        // Tidiness only: the record's grace ends the old value's use, cached or not.
-        await redis.pexpireat(redisKeys.byHash(after.previous_key_sha256), after.previous_expires_at);
-      }
-      if (before.stored) {
-        const keep = new Set(liveHashes(after, Date.now()));
-        await releaseHashes(liveHashes(before.stored, Date.now()).filter((hash) => !keep.has(hash)), after.id);
-      }
+      if (!(await compareAndSet(redisKeys.record(after.id), before.json, json))) return false;
+      await tidy(before.stored, after);
       return true;
     },
     /**
-     * Deletes the record `before` if nobody changed it meanwhile, then its id and its pointers (the
-     * record decides: once it is gone they authenticate nothing). False: another writer got there first.
+     * Replaces the record `before` by `json` (null: nothing; else a tombstone) if nobody changed it
+     * meanwhile, then removes its id and its pointers. False: another writer got there first.
      */
-    async remove(before: { stored: StoredKey; json: string }): Promise<boolean> {
-      const { id } = before.stored;
-      if (!(await compareAndSet(redisKeys.record(id), before.json, null))) return false;
-      await redis.srem(redisKeys.ids, id);
-      await releaseHashes(liveHashes(before.stored, 0), id);
+    async remove(before: { stored: StoredKey; json: string }, json: string | null = null): Promise<boolean> {
+      if (!(await compareAndSet(redisKeys.record(before.stored.id), before.json, json))) return false;
+      await tidyRemoved(before.stored);
       return true;
     },
-    concurrent,
+    tidy,
+    tidyRemoved,
+    /** Sets the record's value to `next` if it still holds `expected` (the outbox's drain). */
+    replaceValue: (id: string, expected: string, next: string | null): Promise<boolean> => compareAndSet(redisKeys.record(id), expected, next),
   };
 }

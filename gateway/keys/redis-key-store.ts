@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { KeyLookup, KeyStore } from './key-record';
 import type { EpochWatch, KeyStoreHealth } from './key-store-epoch';
-import { toKeyRecord } from './keys-file';
+import { toKeyRecord } from './key-record-build';
 import { liveHashes, parseStoredKey, redisKeys } from './redis-layout';
 
 export interface RedisKeyStoreOptions {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KeyEntryFields } from './keys-file';
+import { KeyEntryFields } from './key-entry';
 
 /**
  * Where the Redis key store keeps things. Records are JSON under their id; each SHA-256 that may
@@ -15,10 +15,17 @@ export const redisKeys = {
   changes: 'lgw:keys:changed',
   /** Stream: the audit log of every change to the records (gateway/audit/). */
   audit: 'lgw:audit',
+  /** Set: ids whose record may hold audit entries not yet in the log (audit-outbox.ts). */
+  auditPending: 'lgw:audit:pending',
 } as const;
 
 /** A key record as stored in Redis: the keys-file fields plus rotation and bookkeeping. */
 export const StoredKeySchema = KeyEntryFields.extend({
+  /**
+   * Not bounded here: a record stored before the bound (record-bounds.ts) keeps authenticating.
+   * Every write goes through KeyEntryFields, which is.
+   */
+  countries: z.array(z.string()).min(1),
   /** During a roll: the previous value's hash, accepted until `previous_expires_at` (ms). */
   previous_key_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   previous_expires_at: z.number().int().optional(),

@@ -45,3 +45,15 @@ export interface Counters {
   refund(keyId: string, countedAtMs: number, store?: 'shared' | 'local'): void | Promise<void>;
   close?(): Promise<void>;
 }
+
+/**
+ * The operators' side of the shared counters (the key admin's usage view and delete): what a key
+ * has used in its current windows, read without counting, and forgetting it. The request path
+ * never calls these.
+ */
+export interface CounterReadout {
+  /** The counts of the key's three windows at `nowMs` (0 where nothing was counted). */
+  used(keyId: string, nowMs?: number): Promise<Readonly<Record<WindowName, number>>>;
+  /** Forgets the key's counts in the windows of `nowMs`: a new key given the id starts from zero. */
+  forget(keyId: string, nowMs?: number): Promise<void>;
+}

@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connect';
 import { withDeadline } from '../redis/deadline';
 import type { Limits } from '../config/gateway-config';
-import type { Counters, LimitDecision } from './counters';
+import type { CounterReadout, Counters, LimitDecision } from './counters';
 import { decide } from './decide';
 import { windowsAt, type WindowBounds, type WindowName } from './windows';
 
@@ -65,7 +65,7 @@ export function counterKeys(keyId: string, w: Readonly<Record<WindowName, Window
  * which instances share through NTP. Throws when Redis fails: the resilient wrapper decides. With
  * `deadlineMs`, no call waits longer than that, whatever the client does meanwhile (deadline.ts).
  */
-export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: number } = {}): Counters {
+export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: number } = {}): Counters & CounterReadout {
   redis.defineCommand('lgwConsume', { numberOfKeys: 3, lua: CONSUME_SCRIPT });
   redis.defineCommand('lgwRefund', { numberOfKeys: 3, lua: REFUND_SCRIPT });
   const run = (redis as unknown as { lgwConsume: ConsumeCommand }).lgwConsume.bind(redis);
@@ -91,6 +91,16 @@ export function createRedisCounters(redis: RedisClient, options: { deadlineMs?: 
     refund: async (keyId, countedAtMs) => {
       const keys = counterKeys(keyId, windowsAt(countedAtMs));
       await giveBack(keys.minute, keys.day, keys.month);
+    },
+    // The three counters share the key's hash tag: one MGET, one DEL, on any topology.
+    used: async (keyId, nowMs = Date.now()) => {
+      const keys = counterKeys(keyId, windowsAt(nowMs));
+      const [minute, day, month] = (await redis.mget(keys.minute, keys.day, keys.month)).map((v) => Number(v ?? 0));
+      return { minute: minute!, day: day!, month: month! };
+    },
+    forget: async (keyId, nowMs = Date.now()) => {
+      const keys = counterKeys(keyId, windowsAt(nowMs));
+      await redis.del(keys.minute, keys.day, keys.month);
     },
   };
 }

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { LimitsSchema } from '../config/gateway-config';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
+
+export { MAX_NOTE } from './record-bounds';
+
+/** A SHA-256 as 64 hex characters (either case; stored lower-case). */
+export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** A key id: what CONTRACT part 3 allows. */
+export const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The fields of a key record, exactly as CONTRACT part 3 names them (the Redis store adds its own).
+ * This schema checks the structure only; `checkKeyEntry` (key-entry-check.ts) then checks and
+ * normalises what needs code (countries, address, field combinations). Two plain steps rather than
+ * zod effects: effects cost ~7 µs per entry each, seconds on a 100,000-key file. A new optional
+ * field is added here (and, if large files should stay fast, to key-entry-fast-check.ts).
+ */
+export const KeyEntryFields = z.object({
+  id: z.string().regex(KEY_ID, 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -'),
+  key_sha256: z.string().regex(SHA256_HEX, 'must be the SHA-256 of the key value as 64 hex characters'),
+  tier: z.enum(['standard', 'advanced']),
+  countries: z
+    .array(z.string())
+    .min(1, 'must list at least one country')
+    .max(MAX_COUNTRIES, `must list at most ${MAX_COUNTRIES} countries (the assigned ISO 3166-1 codes, each once)`),
+  /** The first release's one address; read as a list of one (an entry has this or `addresses`). */
+  address: z.string().optional(),
+  addresses: z
+    .array(z.string())
+    .min(1, 'must list at least one address or range')
+    .max(MAX_ADDRESSES, `must list at most ${MAX_ADDRESSES} addresses or ranges`)
+    .optional(),
+  status: z.enum(['active', 'paused', 'revoked']),
+  pause_reason: z.enum(['unpaid_renewal', 'payment_dispute']).optional(),
+  limits: LimitsSchema.partial().strict().optional(),
+  /** From this instant on the key is refused with 401 (RFC 3339 with an offset or Z). */
+  expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, e.g. 2027-01-31T00:00:00Z' }).optional(),
+  /** For operators only: never in an answer to a caller, never logged. */
+  note: z.string().max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`).optional(),
+});
+
+/**
+ * Rotation in the keys file: the previous value's hash keeps working until the given time, so a
+ * holder can move to a new value without downtime.
+ */
+export const RotationFields = z.object({
+  previous_key_sha256: z.string().regex(SHA256_HEX, 'must be the SHA-256 of the previous key value as 64 hex characters').optional(),
+  previous_key_expires_at: z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time, e.g. 2026-12-01T00:00:00Z' }).optional(),
+});
+
+/** One record of the YAML keys file (structure). */
+export const KeyEntrySchema = KeyEntryFields.merge(RotationFields).strict();
+export type KeyEntry = z.infer<typeof KeyEntrySchema>;
+
+/** A record's address list, whichever way it was written (records stored before `addresses` have `address`). */
+export const addressesOf = (entry: Pick<KeyEntry, 'address' | 'addresses'>): string[] => entry.addresses ?? (entry.address !== undefined ? [entry.address] : []);

@@ -1,0 +1,73 @@
+import { toLimits, type GatewayConfig, type Limits } from '../config/gateway-config';
+import { addressMatcher } from './address-list';
+import { addressesOf, type KeyEntry } from './key-entry';
+import type { KeyRecord } from './key-record';
+
+/**
+ * Parts many records hold alike (the same countries, the same limits), made once and shared: with
+ * 100,000 keys, a set and a limits object per key were a large part of the keys file's memory.
+ * Both are read-only (a ReadonlySet, a frozen object).
+ */
+export interface SharedRecordParts {
+  readonly countries: Map<string, ReadonlySet<string>>;
+  readonly limits: Map<string, Limits>;
+  /** One string per distinct value of the short repeated fields (address, tier, status). */
+  readonly strings: Map<string, string>;
+}
+export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map(), strings: new Map() });
+
+function sharedString<T extends string>(shared: SharedRecordParts, value: T): T {
+  const known = shared.strings.get(value);
+  if (known !== undefined) return known as T;
+  shared.strings.set(value, value);
+  return value;
+}
+
+/** Turns a validated entry into the record the gateway uses, applying the tier's default limits. */
+export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: SharedRecordParts): KeyRecord {
+  const tierLimits = config.tiers[entry.tier];
+  const perMinute = entry.limits?.per_minute ?? tierLimits.perMinute;
+  const perDay = entry.limits?.per_day ?? tierLimits.perDay;
+  const perMonth = entry.limits?.per_month ?? tierLimits.perMonth;
+  const makeLimits = (): Limits => toLimits({ per_minute: perMinute, per_day: perDay, per_month: perMonth });
+  let countries: ReadonlySet<string>;
+  let limits: Limits;
+  if (shared) {
+    const countriesKey = entry.countries.join(',');
+    countries = shared.countries.get(countriesKey) ?? new Set(entry.countries);
+    shared.countries.set(countriesKey, countries);
+    const limitsKey = `${perMinute}/${perDay}/${perMonth}`;
+    limits = shared.limits.get(limitsKey) ?? makeLimits();
+    shared.limits.set(limitsKey, limits);
+  } else {
+    countries = new Set(entry.countries);
+    limits = makeLimits();
+  }
+  return Object.freeze({
+    id: entry.id,
+    keySha256: entry.key_sha256,
+    tier: shared ? sharedString(shared, entry.tier) : entry.tier,
+    countries,
+    addresses: addressMatcher(addressesOf(entry)),
+    addressList: addressesOf(entry),
+    status: shared ? sharedString(shared, entry.status) : entry.status,
+    ...(entry.expires_at !== undefined ? { expiresAt: Date.parse(entry.expires_at) } : {}),
+    ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
+    limits,
+  });
+}
+
+/** A record and, during a rotation, the previous hash that still authenticates until `expiresAt` (ms). */
+export interface FileKey {
+  readonly record: KeyRecord;
+  readonly previous?: { readonly keySha256: string; readonly expiresAt: number };
+}
+
+/** Checked entries as the records the gateway uses. */
+export const toFileKeys = (entries: readonly KeyEntry[], config: GatewayConfig, shared = sharedRecordParts()): FileKey[] =>
+  entries.map((entry) => ({
+    record: toKeyRecord(entry, config, shared),
+    ...(entry.previous_key_sha256 && entry.previous_key_expires_at
+      ? { previous: { keySha256: entry.previous_key_sha256, expiresAt: Date.parse(entry.previous_key_expires_at) } }
+      : {}),
+  }));

@@ -1,0 +1,68 @@
+import type { GatewayConfig } from '../config/gateway-config';
+import { ANY_ADDRESS } from './address-list';
+import { addressesOf } from './key-entry';
+import { toKeyRecord } from './key-record-build';
+import type { StoredKey } from './redis-layout';
+
+/** What operators see of a key: never a hash, never a value. */
+export interface KeyView {
+  id: string;
+  tier: string;
+  countries: string[];
+  /** The addresses and CIDR ranges the key may be used from (`any`: every address). */
+  addresses: string[];
+  /** The first release's field, kept for readers of it: present when the list is one plain address. */
+  address?: string;
+  status: string;
+  pause_reason?: string;
+  limits: { per_minute: number; per_day: number; per_month: number };
+  limit_overrides?: Partial<{ per_minute: number; per_day: number; per_month: number }>;
+  previous_key_valid_until?: string;
+  expires_at?: string;
+  note?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UsageView {
+  id: string;
+  windows: Array<{ window: 'minute' | 'day' | 'month'; used: number; limit: number; remaining: number; resets_at: string }>;
+}
+
+export interface KeyPage {
+  keys: KeyView[];
+  next_cursor: string | null;
+}
+
+/** The roll's grace end as operators see it, while it lasts. */
+export const previousValidUntil = (s: StoredKey, nowMs = Date.now()): string | undefined =>
+  s.previous_key_sha256 && (s.previous_expires_at ?? 0) > nowMs ? new Date(s.previous_expires_at!).toISOString() : undefined;
+
+/** A stored record as operators see it, with the limits the gateway enforces for it under `config`. */
+export function keyView(s: StoredKey, config: GatewayConfig): KeyView {
+  const record = toKeyRecord(s, config);
+  const addresses = addressesOf(s);
+  const until = previousValidUntil(s);
+  return {
+    id: s.id,
+    tier: s.tier,
+    countries: s.countries,
+    addresses,
+    ...(addresses.length === 1 && !addresses[0]!.includes('/') && addresses[0] !== ANY_ADDRESS ? { address: addresses[0] } : {}),
+    status: s.status,
+    ...(s.pause_reason ? { pause_reason: s.pause_reason } : {}),
+    limits: { per_minute: record.limits.perMinute, per_day: record.limits.perDay, per_month: record.limits.perMonth },
+    ...(s.limits && Object.keys(s.limits).length ? { limit_overrides: s.limits } : {}),
+    ...(until !== undefined ? { previous_key_valid_until: until } : {}),
+    ...(s.expires_at !== undefined ? { expires_at: s.expires_at } : {}),
+    ...(s.note !== undefined ? { note: s.note } : {}),
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+  };
+}
+
+/** A record's fields for an event: what operators see (no hash, no value), under `key_id`. */
+export function eventFields(view: KeyView): Record<string, unknown> {
+  const { id, created_at: _c, updated_at: _u, ...fields } = view;
+  return { key_id: id, ...fields };
+}
