@@ -7,23 +7,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fixtureListings } from '../fixtures/listings';
 import { adminCall, adminFetch, readyAdminUrl } from '../kit/admin-api';
 import {
-  eventually, gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
-  writeListingsFile, type Proc,
+  budget, eventually, gatewayEnv, makeTempDir, removeTempDirs, runToExit, sha256Hex, writeGatewayConfig, writeKeysFile, type Proc,
 } from '../kit/gateway-stack';
-import { startRedis, type RedisServer } from '../kit/redis-server';
-
-// Generous: a loaded 2-core machine can take seconds over a hook's default 5 s.
-jest.setTimeout(30_000);
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const ADMIN_TOKEN = 'env-admin-token-for-tests-0123456789';
 const TOKENS = { viewer: 'viewer-token-for-tests-0123456789', operator: 'operator-token-for-tests-0123456789', admin: 'named-admin-token-for-tests-0123456789' };
 const NAMES = { viewer: 'vera', operator: 'otto', admin: 'ada' };
 
+let stack: RedisStack;
 let redis: RedisServer;
-let backend: Proc;
 let gateway: Proc;
 let adminUrl: string;
 let tokensFile: string;
@@ -37,24 +33,16 @@ const baseEntries = (Object.keys(TOKENS) as Array<keyof typeof TOKENS>).map((rol
 const call = (method: string, url: string, token: string, body?: unknown) => adminCall(adminUrl, token, method, url, body);
 
 beforeAll(async () => {
-  redis = await startRedis();
-  backend = await startBackend(writeListingsFile(fixtureListings()));
   dir = makeTempDir();
   tokensFile = path.join(dir, 'operators.yaml');
   fs.writeFileSync(tokensFile, tokensYaml(baseEntries));
-  gateway = await startGateway({
-    backendUrl: backend.url,
-    keysFile: writeKeysFile([], dir),
-    gatewayConfig: writeGatewayConfig(undefined, dir),
-    env: { REDIS_URL: redis.url, KEY_STORE: 'redis', ADMIN_PORT: '0', ADMIN_TOKEN, ADMIN_TOKENS_FILE: tokensFile },
-  });
+  stack = await startRedisStack({ gateways: [{ ADMIN_PORT: '0', ADMIN_TOKEN, ADMIN_TOKENS_FILE: tokensFile }] });
+  ({ redisServer: redis, gateway } = stack);
   adminUrl = await readyAdminUrl(gateway, TOKENS.viewer);
-}, 60_000);
+}, budget(60_000));
 
 afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
-  await redis?.stop();
+  await stack?.stop();
   removeTempDirs();
 });
 
@@ -131,7 +119,7 @@ describe('ADMIN_TOKENS_FILE hot reload', () => {
     fs.writeFileSync(tokensFile, tokensYaml(baseEntries));
     await eventually('the viewer token accepted again', async () => (await call('GET', '/admin/keys', TOKENS.viewer)).status === 200);
     for (const token of [...Object.values(TOKENS), ADMIN_TOKEN, newToken]) expect(gateway.output.join('\n')).not.toContain(token);
-  }, 30_000);
+  }, budget(30_000));
 });
 
 describe('a broken ADMIN_TOKENS_FILE at start-up', () => {

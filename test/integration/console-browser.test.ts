@@ -7,8 +7,8 @@
  * within a second), settles, rolls (both values work through the grace), revokes; the usage bars
  * show a burst; a viewer sees no action and its forged posts are refused; an operator sees only its
  * actions; sign-out ends the session. No script error, no CSP violation, no request off loopback,
- * and axe-core finds no serious or critical violation on any page. The screenshots in docs/ are
- * written by this suite when asked (UPDATE_SCREENSHOTS=1), so a plain run leaves the work tree clean.
+ * and axe-core finds no serious or critical violation on any page. This suite writes no file: the
+ * README's pictures in docs/ are written by `npm run docs:screenshots` (scripts/docs-screenshots.ts).
  *
  * There is no skip: without Chromium this suite fails (`apt-get install chromium`).
  */
@@ -22,7 +22,6 @@ import {
   type Proc,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
-import { ROOT } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 const CHROMIUM = (() => {
@@ -35,12 +34,6 @@ const CHROMIUM = (() => {
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DOCS = path.join(ROOT, 'docs');
-/** The README's pictures are rewritten only when asked: `UPDATE_SCREENSHOTS=1 npx jest test/integration/console-browser.test.ts`. */
-const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
-async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
-  if (UPDATE_SCREENSHOTS) await page.screenshot({ path: path.join(DOCS, name), fullPage });
-}
 
 jest.setTimeout(60_000);
 
@@ -134,7 +127,6 @@ beforeAll(async () => {
   })));
   adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  fs.mkdirSync(DOCS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -256,7 +248,6 @@ describe('an admin in the console', () => {
     }
     await adminApi('POST', '/admin/keys/bistro-fr/pause', { reason: 'unpaid_renewal' });
     await page.goto(`${adminUrl}/console/keys`);
-    await screenshot(page, 'console-keys.png');
     await checkAccessibility(page, 'keys');
     // Filters: by state, tier and country.
     await page.goto(`${adminUrl}/console/keys?state=revoked`);
@@ -269,7 +260,6 @@ describe('an admin in the console', () => {
 
   test('revokes it after a confirmation: neither value works anywhere', async () => {
     await page.goto(`${adminUrl}/console/keys/browser-key`);
-    await screenshot(page, 'console-key.png', true);
     await page.getByRole('link', { name: 'Revoke…' }).click();
     await checkAccessibility(page, 'confirm revoke');
     await page.getByRole('button', { name: 'Revoke the key' }).click();
@@ -294,7 +284,6 @@ describe('an admin in the console', () => {
     const text = await page.content();
     expect(text).not.toContain(firstValue);
     expect(text).not.toContain(sha256Hex(firstValue));
-    await screenshot(page, 'console-audit.png');
     await checkAccessibility(page, 'audit');
     await page.goto(`${adminUrl}/console/audit?since=tomorrow`);
     await expect(page.getByRole('alert').innerText()).resolves.toContain('since');

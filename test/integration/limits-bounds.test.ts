@@ -6,34 +6,29 @@
  */
 import { stringify } from 'yaml';
 import {
-  DEFAULT_TIERS, gatewayEnv, getWithKey, makeTempDir, removeTempDirs, runToExit, startGateway, writeGatewayConfig, writeKeysFile, writeTempFile,
+  budget, DEFAULT_TIERS, gatewayEnv, getWithKey, makeTempDir, removeTempDirs, runToExit, writeGatewayConfig, writeKeysFile, writeTempFile,
   randomKeyValue, type Proc,
 } from '../kit/gateway-stack';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { runKeysCli } from '../kit/keys-cli';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const ADMIN_TOKEN = 'admin-token-for-limit-tests-0123456789';
 const MAX = 999_999_999_999_999;
 
+let stack: RedisStack;
 let redisServer: RedisServer;
 let gateway: Proc;
 let adminUrl: string;
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const dir = makeTempDir();
-  gateway = await startGateway({
-    backendUrl: 'http://127.0.0.1:9',
-    keysFile: writeKeysFile([], dir),
-    gatewayConfig: writeGatewayConfig(undefined, dir),
-    env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', ADMIN_TOKEN, ADMIN_PORT: '0' },
-  });
+  stack = await startRedisStack({ backendUrl: 'http://127.0.0.1:9', gateways: [{ ADMIN_TOKEN, ADMIN_PORT: '0' }] });
+  ({ redisServer, gateway } = stack);
   adminUrl = await readyAdminUrl(gateway, ADMIN_TOKEN);
-}, 60_000);
+}, budget(60_000));
 afterAll(async () => {
-  await gateway?.stop();
-  await redisServer?.stop();
+  await stack?.stop();
   removeTempDirs();
 });
 

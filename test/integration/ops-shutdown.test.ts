@@ -5,21 +5,24 @@
 import net from 'node:net';
 import { Agent, request } from 'undici';
 import {
-  DEFAULT_TIERS, makeTempDir, randomKeyValue, removeTempDirs, startGateway, startStub, writeGatewayConfig, writeKeysFile,
+  DEFAULT_TIERS, eventually, makeTempDir, randomKeyValue, removeTempDirs, startGateway, startStub, writeGatewayConfig, writeKeysFile,
   type Proc, type Stub,
 } from '../kit/gateway-stack';
+import { waitForLine } from '../kit/log-lines';
 
 const value = randomKeyValue('drain');
 let stub: Stub;
 let gateway: Proc;
+/** The data service answers each page 400 ms after this is resolved (held: requests stay in flight). */
+let held: Promise<void> = Promise.resolve();
 
 beforeAll(async () => {
   // A data service that takes 400 ms per page, so requests are in flight when the signal comes.
   stub = await startStub((_req, res) => {
-    setTimeout(() => {
+    void held.then(() => setTimeout(() => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ items: [{ id: 'GB-1', country: 'GB', listing_type: 'sale', property_type: 'house' }], next_after: null }));
-    }, 400);
+    }, 400));
   });
   const dir = makeTempDir();
   gateway = await startGateway({
@@ -46,12 +49,18 @@ it('finishes every in-flight request, then exits 0', async () => {
       return (err as { code?: string }).code ?? 'error';
     }
   };
-  // Warm keep-alive connections, then put 30 requests in flight.
+  // Warm keep-alive connections, then put 30 requests in flight: the data service holds every one
+  // until the gateway has begun its shutdown (waited for, not timed, so a loaded machine cannot race it).
   expect(await Promise.all(Array.from({ length: 10 }, call))).toEqual(Array(10).fill(200));
+  let release!: () => void;
+  held = new Promise<void>((resolve) => (release = resolve));
+  const reachedBefore = stub.requests.length;
   const inFlight = Array.from({ length: 30 }, call);
-  await new Promise((r) => setTimeout(r, 150));
+  await eventually('30 requests at the data service', () => stub.requests.length - reachedBefore >= 30, { intervalMs: 20 });
   const exited = new Promise<number | null>((resolve) => gateway.child.once('exit', (code) => resolve(code)));
   gateway.child.kill('SIGTERM');
+  await waitForLine(gateway, '"msg":"shutting down"');
+  release();
   expect(await Promise.all(inFlight)).toEqual(Array(30).fill(200));
   expect(await exited).toBe(0);
   // Nothing listens any more: a new request is refused at once, it does not hang.
@@ -85,7 +94,8 @@ describe('a request that arrives during the drain', () => {
     await new Promise((r) => setTimeout(r, 100));
     const exited = new Promise<number | null>((resolve) => second.child.once('exit', (code) => resolve(code)));
     second.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
+    // The drain has begun (waited for: on a loaded machine the signal may take a while to be handled).
+    await waitForLine(second, '"msg":"shutting down"');
     // …then the rest of it, and a second request on the same connection (answered synchronously: 404).
     socket.write('67890GET /nope HTTP/1.1\r\nHost: x\r\n\r\n');
     await closed;

@@ -3,56 +3,54 @@
  * codes, no 500, no hang), cached keys keep working, uncached keys get 503 (never 401), and shared
  * counting resumes once Redis is back.
  */
-import Redis from 'ioredis';
-import { fixtureListings } from '../fixtures/listings';
-import {
-  getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway, writeGatewayConfig, writeKeysFile,
-  writeListingsFile, type Proc,
-} from '../kit/gateway-stack';
+import { allowance, baselineMs, budget, eventually, getWithKey, type Proc } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
-import { keyProvisioner } from '../kit/redis-keys';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
-const COMMAND_TIMEOUT_MS = 200;
+/**
+ * The gateways' REDIS_COMMAND_TIMEOUT_MS: 200 ms on an idle machine, scaled by the load measured
+ * now (at most 1 s), so a busy machine's slow round trips are not taken for a Redis fault.
+ */
+const COMMAND_TIMEOUT_MS = Math.min(budget(200), 1000);
 const UPSTREAM_TIMEOUT_MS = 2000;
 
+let stack: RedisStack;
 let redisServer: RedisServer;
-let backend: Proc;
 let gateways: Proc[] = [];
-let gatewayConfigFile: string;
 
-/** Creates keys in Redis on a connection of its own; returns their values by id. */
+/** Creates keys in Redis (the test's own client, which reconnects after the crash); returns their values by id. */
 async function provision(ids: string[]): Promise<Record<string, string>> {
-  const client = new Redis(redisServer.url);
-  try {
-    const create = keyProvisioner(client, gatewayConfigFile);
-    const values: Record<string, string> = {};
-    for (const id of ids) values[id] = await create(id);
-    return values;
-  } finally {
-    client.disconnect();
-  }
+  const create = stack.provisioner();
+  const values: Record<string, string> = {};
+  for (const id of ids) values[id] = await create(id);
+  return values;
 }
 
 beforeAll(async () => {
-  redisServer = await startRedis({ persistent: true });
-  backend = await startBackend(writeListingsFile(fixtureListings()));
-  const dir = makeTempDir();
-  gatewayConfigFile = writeGatewayConfig(undefined, dir);
-  const env = { OPS_PORT: '0', REDIS_URL: redisServer.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) };
-  gateways = await Promise.all([0, 1].map(() => startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([], dir), gatewayConfig: gatewayConfigFile, env })));
-}, 60_000);
+  stack = await startRedisStack({
+    persistent: true,
+    env: { OPS_PORT: '0', REDIS_COMMAND_TIMEOUT_MS: String(COMMAND_TIMEOUT_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) },
+    gateways: [{}, {}],
+  });
+  redisServer = stack.redisServer;
+  gateways = stack.gateways;
+}, budget(60_000));
 
 afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await backend?.stop();
-  await redisServer?.stop();
-  removeTempDirs();
+  await stack?.stop();
 });
+
+const readyChecks = async (opsUrl: string): Promise<{ status: number; body: { ready?: boolean; checks?: Record<string, string> } }> => {
+  const r = await fetch(`${opsUrl}/readyz`);
+  return { status: r.status, body: (await r.json()) as { ready?: boolean; checks?: Record<string, string> } };
+};
 
 it('keeps answering through a Redis crash and counts in Redis again after it returns', async () => {
   const keys = await provision(['warm', 'cold']);
   for (const g of gateways) expect((await getWithKey(g.url, '/v1/ping', keys.warm!)).status).toBe(200);
+  // A healthy answer's time on this machine now: the baseline of the answer-time budget below.
+  const healthyMs = await baselineMs(() => getWithKey(gateways[0]!.url, '/v1/properties?country=GB&limit=3', keys.warm!), 5);
 
   const answers: Array<{ status: number; error?: string; ms: number }> = [];
   let running = true;
@@ -66,6 +64,8 @@ it('keeps answering through a Redis crash and counts in Redis again after it ret
     }),
   );
   await new Promise((r) => setTimeout(r, 400));
+  // The load's pace on this machine now (answers in the 400 ms before the crash).
+  const answeredBeforeCrash = answers.length;
   await redisServer.kill();
   await new Promise((r) => setTimeout(r, 1500));
 
@@ -77,16 +77,21 @@ it('keeps answering through a Redis crash and counts in Redis again after it ret
 
   // The ops listener says what is wrong.
   const opsUrl = await announcedUrl(gateways[0]!, 'ops listening');
-  // Still ready (it answers: a shared outage must not pull every instance), and it says why degraded.
-  const degraded = await fetch(`${opsUrl}/readyz`);
-  expect(degraded.status).toBe(200);
-  expect(await degraded.json()).toMatchObject({ ready: true, checks: { keys: 'cache_only', redis: 'unavailable' } });
+  // Still ready (it answers: a shared outage must not pull every instance), and it says why degraded
+  // (once it has noticed: waited for, as a loaded machine may take longer than the 1.5 s above).
+  const degraded = await eventually('readyz naming Redis unavailable', async () => {
+    const r = await readyChecks(opsUrl);
+    return r.body.checks?.redis === 'unavailable' && r;
+  });
+  expect(degraded).toMatchObject({ status: 200, body: { ready: true, checks: { keys: 'cache_only', redis: 'unavailable' } } });
   expect(await (await fetch(`${opsUrl}/metrics`)).text()).toMatch(/gateway_redis_up 0/);
 
   await redisServer.restart();
-  await new Promise((r) => setTimeout(r, 1500));
-  const ready = await fetch(`${opsUrl}/readyz`);
-  expect(await ready.json()).toMatchObject({ ready: true, checks: { keys: 'ok', redis: 'ok' } });
+  const ready = await eventually('readyz saying Redis ok again', async () => {
+    const r = await readyChecks(opsUrl);
+    return r.body.checks?.redis === 'ok' && r.body.checks?.keys === 'ok' && r;
+  });
+  expect(ready.body).toMatchObject({ ready: true, checks: { keys: 'ok', redis: 'ok' } });
   const metricsText = await (await fetch(`${opsUrl}/metrics`)).text();
   expect(metricsText).toMatch(/gateway_redis_up 1/);
   expect(metricsText).toMatch(/gateway_key_cache_total\{result="hit"\} [1-9]/);
@@ -95,35 +100,30 @@ it('keeps answering through a Redis crash and counts in Redis again after it ret
   running = false;
   await load;
 
-  expect(answers.length).toBeGreaterThan(50);
+  // More than 50 answers on an idle machine; on a loaded one, at least twice the pace of the 400 ms before the crash.
+  expect(answers.length).toBeGreaterThan(Math.min(50, answeredBeforeCrash * 2));
   const statuses = new Set(answers.map((a) => a.status));
   for (const status of statuses) expect([200, 503]).toContain(status);
   expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(answers.length * 0.9);
-  // No request waited longer than the command timeout plus the upstream time (with scheduling slack).
-  expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(COMMAND_TIMEOUT_MS + UPSTREAM_TIMEOUT_MS + 500);
+  // No request waited longer than the command timeout plus the upstream time (with scheduling slack:
+  // 500 ms on an idle machine, scaled by the load, at least four healthy answers' time measured above).
+  expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(COMMAND_TIMEOUT_MS + UPSTREAM_TIMEOUT_MS + allowance(500, healthyMs));
 
   // Counting is shared again: a new key's requests on both instances land in one Redis counter.
   const fresh = await provision(['after']);
   await getWithKey(gateways[0]!.url, '/v1/ping', fresh.after!);
   await getWithKey(gateways[1]!.url, '/v1/ping', fresh.after!);
-  const client = new Redis(redisServer.url);
-  try {
-    const deadline = Date.now() + 5000;
-    let counted = 0;
-    while (Date.now() < deadline) {
-      await getWithKey(gateways[Date.now() % 2]!.url, '/v1/ping', fresh.after!);
-      const keysInRedis = await client.keys('lgw:{after}:minute:*');
-      counted = keysInRedis.length ? Number(await client.get(keysInRedis[0]!)) : 0;
-      if (counted >= 3) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(counted).toBeGreaterThanOrEqual(3);
-  } finally {
-    client.disconnect();
-  }
+  const client = stack.redis;
+  const counted = await eventually('three requests counted in Redis', async () => {
+    await getWithKey(gateways[Date.now() % 2]!.url, '/v1/ping', fresh.after!);
+    const keysInRedis = await client.keys('lgw:{after}:minute:*');
+    const n = keysInRedis.length ? Number(await client.get(keysInRedis[0]!)) : 0;
+    return n >= 3 && n;
+  }, { timeoutMs: 5000, intervalMs: 100 });
+  expect(counted).toBeGreaterThanOrEqual(3);
   // Each switch is logged once per instance, not per request.
   for (const g of gateways) {
     expect(g.output.filter((l) => l.includes('shared counters unavailable')).length).toBeLessThanOrEqual(2);
     expect(g.output.filter((l) => l.includes('redis connection lost')).length).toBeGreaterThanOrEqual(1);
   }
-}, 60_000);
+}, budget(60_000));

@@ -5,18 +5,17 @@
  * month's record 26 months; a graceful stop flushes what the instance still held.
  */
 import { readyAdminUrl } from '../kit/admin-api';
-import Redis from 'ioredis';
-import { fixtureListings } from '../fixtures/listings';
+import type Redis from 'ioredis';
 import {
-  awayFromMinuteEdge, cursorSecret, getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway,
-  writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
+  awayFromMinuteEdge, budget, cursorSecret, getWithKey, removeTempDirs, type Proc,
 } from '../kit/gateway-stack';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { createRedisUsageStore, usageKeys } from '../../gateway/usage/redis-usage-store';
 import { dailyUsage, monthlyReport } from '../../gateway/usage/usage-reports';
 import { runKeysCli } from '../kit/keys-cli';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import { adminConformingFetch } from '../kit/openapi-conformance';
 
 /** Every admin answer is checked against openapi/admin.yaml (a departure throws). */
@@ -27,12 +26,11 @@ const today = (): string => new Date().toISOString().slice(0, 10);
 
 let redisServer: RedisServer;
 let redis: Redis;
-let backend: Proc;
+let stack: RedisStack;
 let gateways: Proc[] = [];
 let adminUrl: string;
 let keyAdmin: ReturnType<typeof createKeyAdmin>;
 let gatewayConfig: string;
-let keysFile: string;
 const secret = cursorSecret();
 
 const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONFIG: gatewayConfig });
@@ -40,33 +38,20 @@ const cli = (args: string[]) => runKeysCli(redisServer.url, args, { GATEWAY_CONF
 const admin = (url: string, headers: Record<string, string> = {}) =>
   adminFetch(`${adminUrl}${url}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers } });
 
-const gatewayEnv = { REDIS_URL: '', KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' };
-
 beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
-  backend = await startBackend(writeListingsFile(fixtureListings()));
-  const dir = makeTempDir();
-  keysFile = writeKeysFile([], dir);
-  gatewayConfig = writeGatewayConfig(undefined, dir);
+  stack = await startRedisStack({
+    cursorSecret: secret,
+    env: { REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' },
+    gateways: [{ ADMIN_TOKEN, ADMIN_PORT: '0' }, {}, {}],
+  });
+  ({ redisServer, redis, gatewayConfig } = stack);
+  gateways = [...stack.gateways];
   keyAdmin = createKeyAdmin(redis, loadGatewayConfig(gatewayConfig));
-  gatewayEnv.REDIS_URL = redisServer.url;
-  gateways = await Promise.all(
-    [0, 1, 2].map((i) =>
-      startGateway({
-        backendUrl: backend.url, keysFile, gatewayConfig, cursorSecret: secret,
-        env: i === 0 ? { ...gatewayEnv, ADMIN_TOKEN, ADMIN_PORT: '0' } : gatewayEnv,
-      }),
-    ),
-  );
   adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
-}, 60_000);
+}, budget(60_000));
 
 afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await backend?.stop();
-  redis?.disconnect();
-  await redisServer?.stop();
+  await stack?.stop();
   removeTempDirs();
 });
 
@@ -205,7 +190,7 @@ describe('the Redis history store', () => {
 describe('a graceful stop', () => {
   it('flushes what the instance still held', async () => {
     const value = await create('hist-stop');
-    const slow = await startGateway({ backendUrl: backend.url, keysFile, gatewayConfig, cursorSecret: secret, env: { ...gatewayEnv, USAGE_FLUSH_MS: '600000' } });
+    const slow = await stack.startGateway({ USAGE_FLUSH_MS: '600000' });
     for (let i = 0; i < 7; i++) expect((await getWithKey(slow.url, '/v1/ping', value)).status).toBe(200);
     expect(await redis.exists(usageKeys.month('hist-stop', today().slice(0, 7)))).toBe(0);
     expect(await slow.stop('SIGTERM')).toBe(0);

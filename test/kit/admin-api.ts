@@ -6,6 +6,7 @@
 import { announcedUrl } from './log-lines';
 import { adminConformingFetch } from './openapi-conformance';
 import type { RunningProcess } from './processes';
+import { eventually } from './timing';
 
 /** Every answer is checked against openapi/admin.yaml (a departure throws a ConformanceError). */
 export const adminFetch = adminConformingFetch();
@@ -31,13 +32,14 @@ export async function adminCall(baseUrl: string, token: string, method: string, 
 
 /** Waits until `GET /admin/keys` answers 200 with `token`; throws, naming the last answer, after `timeoutMs`. */
 export async function waitForAdminStore(baseUrl: string, token: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  let last = '';
+  await eventually('the admin API answering 200', async () => {
     const answer = await adminCall(baseUrl, token, 'GET', '/admin/keys?limit=1');
-    if (answer.status === 200) return;
-    if (Date.now() > deadline) throw new Error(`the admin API did not answer 200 within ${timeoutMs} ms: ${answer.status} ${answer.text}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    last = `${answer.status} ${answer.text}`;
+    return answer.status === 200;
+  }, { timeoutMs }).catch((err: Error) => {
+    throw new Error(`${err.message}; last answer: ${last}`);
+  });
 }
 
 /**

@@ -1,14 +1,13 @@
 import type { AccessLine as WrittenAccessLine } from '../../gateway/access-log';
 import type { RunningProcess } from './processes';
+import { eventually } from './timing';
 
 /** Waits until the process has written a line containing `text`; returns that line. */
 export async function waitForLine(p: RunningProcess, text: string, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const line = p.output.find((l) => l.includes(text));
-    if (line) return line;
-    if (Date.now() > deadline) throw new Error(`no line with ${text} within ${timeoutMs} ms:\n${p.output.join('\n')}`);
-    await new Promise((r) => setTimeout(r, 20));
+  try {
+    return await eventually(`a line with ${text}`, () => p.output.find((l) => l.includes(text)), { timeoutMs, intervalMs: 20 });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}:\n${p.output.join('\n')}`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { budget } from './timing';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -12,16 +13,19 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** How long a process may take to start or to run to its exit on an idle machine (scaled by the load now). */
+const IDLE_START_MS = 15_000;
+
 /**
  * Starts `node dist/<script>` with `env` and waits for its JSON log line `"msg":"listening"`,
  * whose `port` field gives the port (the processes are started with port 0, so no port races).
  */
-export function startProcess(script: string, env: Record<string, string>, timeoutMs = 15000): Promise<RunningProcess> {
+export function startProcess(script: string, env: Record<string, string>, timeoutMs = budget(IDLE_START_MS)): Promise<RunningProcess> {
   return startNodeScript(path.join(ROOT, 'dist', script), env, timeoutMs);
 }
 
 /** As `startProcess`, for any script path (the benchmark's baseline proxy is plain JavaScript). */
-export function startNodeScript(scriptPath: string, env: Record<string, string>, timeoutMs = 15000): Promise<RunningProcess> {
+export function startNodeScript(scriptPath: string, env: Record<string, string>, timeoutMs = budget(IDLE_START_MS)): Promise<RunningProcess> {
   const script = path.basename(scriptPath);
   const child = spawn(process.execPath, [scriptPath], {
     cwd: ROOT,
@@ -32,7 +36,7 @@ export function startNodeScript(scriptPath: string, env: Record<string, string>,
   let exited: number | null | undefined;
   const exitPromise = new Promise<number | null>((resolve) => child.on('close', (code) => { exited = code; resolve(code); }));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${script} did not start:\n${output.join('\n')}`)); }, timeoutMs);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${script} did not start within ${timeoutMs} ms:\n${output.join('\n')}`)); }, timeoutMs);
     const onLine = (line: string): void => {
       output.push(line);
       if (!line.includes('"listening"')) return;
@@ -69,7 +73,7 @@ export function startNodeScript(scriptPath: string, env: Record<string, string>,
 }
 
 /** Runs `node dist/<script>` to completion and returns its exit code and output (for start-up failures). */
-export function runToExit(script: string, env: Record<string, string>, timeoutMs = 15000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runToExit(script: string, env: Record<string, string>, timeoutMs = budget(IDLE_START_MS)): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', script)], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
     let stdout = '';

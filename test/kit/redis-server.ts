@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { budget } from './timing';
 
 /** A free TCP port on loopback (bound then released; redis-server cannot announce port 0). */
 export function freePort(): Promise<number> {
@@ -67,7 +68,7 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--protected-mode', 'no'], {
       stdio: 'ignore',
     });
-    await waitForPort(port, 5000);
+    await waitForPort(port, budget(5000));
   };
   const killWith = (signal: NodeJS.Signals): Promise<void> =>
     new Promise((resolve) => {

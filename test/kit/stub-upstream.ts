@@ -17,6 +17,7 @@
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { eventually } from './timing';
 
 export type UpstreamMode = 'ok' | 'slow' | 'hang' | 'reset' | 'reset-mid-body' | '500-stack' | 'non-json';
 
@@ -198,11 +199,7 @@ export async function startStubUpstream(): Promise<StubUpstream> {
     },
     byRequestId: (id) => requests.filter((r) => r.headers['x-request-id'] === id),
     async waitFor(predicate, timeoutMs = 5000, what = 'condition') {
-      const deadline = Date.now() + timeoutMs;
-      while (!predicate()) {
-        if (Date.now() > deadline) throw new Error(`stub upstream: ${what} not reached within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually(`stub upstream: ${what}`, predicate, { timeoutMs, intervalMs: 20 });
     },
     stopListening: shut,
     listenAgain: () => listen(port),

@@ -37,6 +37,14 @@ export function budget(ms: number): number {
   return Math.ceil(ms * loadFactor());
 }
 
+/**
+ * Slack over a contract figure for a loaded machine: `idleMs` scaled by the load now, and at least
+ * `times` × a baseline measured in this run (e.g. the same requests against a healthy upstream).
+ */
+export function allowance(idleMs: number, baselineMs = 0, times = 4): number {
+  return Math.max(budget(idleMs), Math.ceil(baselineMs * times));
+}
+
 /** The median time of `runs` runs of `operation` (measured in this run, to derive budgets from). */
 export async function baselineMs(operation: () => Promise<unknown>, runs = 5): Promise<number> {
   const times: number[] = [];

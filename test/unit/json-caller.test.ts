@@ -3,12 +3,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { RequestContext } from '../../gateway/pipeline';
 import { callContext } from '../../gateway/routes/call-context';
 import { CallSignal, createJsonCaller, MAX_ANSWER_BYTES, type CallContext, type JsonCaller } from '../../gateway/upstream/json-caller';
+import { budget } from '../kit/timing';
 
 /**
  * The upstream caller's dispatch handler settles on every path, and every path that gives up on an
  * answer gives its connection back: with a pool of ONE connection, the next call must be answered.
  */
-const TIMEOUT_MS = 400;
+/** The caller's timeout: 400 ms on an idle machine, scaled by the load now (reading 8 MB takes longer on a busy one). */
+const TIMEOUT_MS = budget(400);
 let server: Server;
 let base: string;
 const sockets = new Set<Socket>();

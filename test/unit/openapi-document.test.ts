@@ -199,14 +199,17 @@ describe('openapi/openapi.yaml', () => {
   test('the assets the reference page may load are exactly the documented file names', async () => {
     const param = (paths['/docs/assets/{file}']?.get?.parameters as Json[])[0]!;
     const documented = ((param.schema as Json).enum as string[]).slice().sort();
+    expect(documented.length).toBeGreaterThanOrEqual(3); // the style sheet, the bundle, the page's own script
     const app = express().use(createReferenceRouter());
     for (const file of documented) expect({ file, status: (await request(app).get(`/docs/assets/${file}`)).status }).toEqual({ file, status: 200 });
     const page = (await request(app).get('/docs')).text;
     const loaded = [...page.matchAll(/(?:src|href)="\/docs\/assets\/([^"]+)"/g)].map((m) => m[1] as string);
-    for (const file of loaded) expect(documented).toContain(file);
+    // The page loads every documented asset and nothing else (an empty match would prove nothing).
+    expect([...new Set(loaded)].sort()).toEqual(documented);
   });
 
   test('every error answer says Cache-Control: no-store; 405 says Allow: GET', () => {
+    const checked: string[] = [];
     for (const [p, item] of Object.entries(paths)) {
       for (const [status, raw] of Object.entries(item.get?.responses as Json)) {
         if (Number(status) < 400) continue;
@@ -215,8 +218,12 @@ describe('openapi/openapi.yaml', () => {
           p, status, cacheControl: expect.objectContaining({ required: true, schema: { type: 'string', const: 'no-store' } }),
         });
         if (status === '405') expect(deref<Json>(headers.Allow)).toEqual(expect.objectContaining({ required: true, schema: { type: 'string', const: 'GET' } }));
+        checked.push(`${p} ${status}`);
       }
     }
+    // Every path documents its 405, and the keyed ones their 401: the loop above saw them all.
+    for (const p of Object.keys(paths)) expect(checked).toContain(`${p} 405`);
+    for (const p of ['/v1/ping', '/v1/properties', '/v1/properties/{id}', '/v1/insights', '/v1/insights/{path}']) expect(checked).toContain(`${p} 401`);
   });
 
   test('RateLimit headers are required on keyed 200 and on 429 answers, optional on other errors', () => {
