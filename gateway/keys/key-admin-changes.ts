@@ -1,10 +1,13 @@
 import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
+import { ApiError } from '../errors';
+import { ANY_ADDRESS } from './address-list';
 import { addressesOf } from './key-entry';
 import { checked, CreateSchema, notAllowed, overrides, parseInput, PauseSchema, RollSchema, SetSchema } from './key-input';
 import { eventFields, keyView } from './key-view';
 import { readKeysFile } from './keys-file';
+import { forgetUsage } from '../usage/forget-usage';
 import type { StoredKey } from './redis-layout';
 
 type Changes = Pick<KeyAdmin, 'create' | 'set' | 'pause' | 'settle' | 'revoke' | 'roll' | 'delete' | 'import'>;
@@ -21,6 +24,18 @@ function applySet(s: StoredKey, fields: ReturnType<typeof parseSet>['fields'], e
     ...(expiresAt === undefined ? (s.expires_at !== undefined ? { expires_at: s.expires_at } : {}) : expiresAt === null ? {} : { expires_at: expiresAt }),
     ...(note === undefined ? (s.note !== undefined ? { note: s.note } : {}) : note === null ? {} : { note }),
   };
+}
+
+/**
+ * Whether a change is one only the role that issues keys may make (roles.ts): it ends the key
+ * (an expiry in the past), revives an expired one, or opens it to every address.
+ */
+function issuesAccess(s: StoredKey, after: StoredKey, nowMs: number): string | undefined {
+  const expired = (at: string | undefined): boolean => at !== undefined && Date.parse(at) <= nowMs;
+  if (after.expires_at !== s.expires_at && expired(after.expires_at) && !expired(s.expires_at)) return 'ending a key (expires_at in the past)';
+  if (expired(s.expires_at) && !expired(after.expires_at)) return 'reviving an expired key';
+  if (after.addresses?.includes(ANY_ADDRESS) && !addressesOf(s).includes(ANY_ADDRESS)) return 'opening a key to every address (any)';
+  return undefined;
 }
 
 function parseSet(input: unknown) {
@@ -46,9 +61,14 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       await emit('key.created', eventFields(view(after)));
       return { id: fields.id, key };
     },
-    async set(id, input) {
+    async set(id, input, may = { issue: true }) {
       const { fields, expiresAt, note } = parseSet(input);
-      const { after, changes } = await writer.update(id, 'change', (s) => applySet(s, fields, expiresAt, note));
+      const { after, changes } = await writer.update(id, 'change', (s) => {
+        const next = applySet(s, fields, expiresAt, note);
+        const act = may.issue ? undefined : issuesAccess(s, next, Date.now());
+        if (act) throw new ApiError('forbidden', {}, undefined, `${act[0]!.toUpperCase()}${act.slice(1)} needs the role "admin".`);
+        return next;
+      });
       // A change that changes nothing (`{}`, or the values the key has) is no event.
       if (Object.keys(changes).length) {
         await emit('key.changed', { key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}) });
@@ -98,7 +118,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
     },
     /**
      * A key in use is revoked first, so deleting never silently cuts a customer off. The id's
-     * counters go too, so a new key given the id starts from zero.
+     * counters and usage history go too, so a new key given the id starts from zero.
      */
     async delete(id) {
       await writer.remove(id, (s) => {
@@ -109,6 +129,11 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
         await ctx.counters.forget(id);
       } catch (err) {
         ctx.logger?.warn({ err: (err as Error).message, key_id: id }, 'key deleted but its counters were not; they expire with their windows');
+      }
+      try {
+        await forgetUsage(ctx.redis, id);
+      } catch (err) {
+        ctx.logger?.warn({ err: (err as Error).message, key_id: id }, 'key deleted but its usage history was not; it expires with its months');
       }
     },
     async import(file, options = {}) {
