@@ -1,6 +1,6 @@
 /**
  * Audit exactly once (issue 25 item 4): a key change and its audit entry are one atomic step on
- * every topology, and no re-sent command writes an entry twice. The key admin's Redis connection
+ * every topology, and no re-sent command writes an entry twice (pause, settle, roll, delete). The key admin's Redis connection
  * (the gateway's own client settings) goes through a proxy that cuts it at each command of a
  * change in turn: before the command reaches Redis, or after Redis ran it but before its answer
  * reaches the client (the client library then re-sends it after reconnecting). Whatever each call
@@ -122,27 +122,44 @@ async function streamEntries(direct: RedisClient): Promise<Entry[]> {
   });
 }
 
-interface Outcome { id: string; action: 'pause' | 'settle'; answered: boolean }
+type Action = 'pause' | 'settle' | 'roll' | 'delete';
+interface Outcome { id: string; action: Action; answered: boolean; hashBefore: string }
+
+const recordOf = async (direct: RedisClient, id: string): Promise<{ key_sha256: string; status: string } | undefined> => {
+  const json = await direct.get(`lgw:key:${id}`);
+  const parsed = json === null ? undefined : (JSON.parse(json) as { key_sha256?: string; status: string; deleted?: true });
+  return parsed && !parsed.deleted ? (parsed as { key_sha256: string; status: string }) : undefined;
+};
+
+/** Puts a fresh key in the state the action starts from. */
+async function prepare(admin: KeyAdmin, id: string, action: Action): Promise<void> {
+  await admin.create({ id, tier: 'standard', countries: ['GB'], address: '10.0.0.1' });
+  if (action === 'settle') await admin.pause(id, 'payment_dispute');
+  if (action === 'delete') await admin.revoke(id);
+}
+
+const run = (admin: KeyAdmin, id: string, action: Action): Promise<unknown> =>
+  action === 'pause' ? admin.pause(id, 'unpaid_renewal') : action === 'settle' ? admin.settle(id) : action === 'roll' ? admin.roll(id, 0) : admin.delete(id);
 
 /**
  * For each step of the write and each way of cutting there: pauses a fresh key, and settles a
  * fresh paused key, the connection cut at that step; returns what each call answered. Stops when
  * a change no longer reaches the step (it has fewer commands).
  */
-async function changesUnderCuts(admin: KeyAdmin, client: RedisClient, cutter: Cutter, prefix: string): Promise<Outcome[]> {
+async function changesUnderCuts(admin: KeyAdmin, client: RedisClient, direct: RedisClient, cutter: Cutter, prefix: string): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   for (const mode of ['after', 'before'] as const) {
     for (let step = 1; step <= 40; step++) {
       let reached = false;
-      for (const action of ['pause', 'settle'] as const) {
+      for (const action of ['pause', 'settle', 'roll', 'delete'] as const) {
         const id = `${prefix}-${action}-${mode}-${step}`;
-        await admin.create({ id, tier: 'standard', countries: ['GB'], address: '10.0.0.1' });
-        if (action === 'settle') await admin.pause(id, 'payment_dispute');
+        await prepare(admin, id, action);
+        const hashBefore = (await recordOf(direct, id))!.key_sha256;
         cutter.arm(step, mode);
-        const answered = await (action === 'pause' ? admin.pause(id, 'unpaid_renewal') : admin.settle(id)).then(() => true, () => false);
+        const answered = await run(admin, id, action).then(() => true, () => false);
         reached ||= cutter.fired;
         cutter.disarm();
-        outcomes.push({ id, action, answered });
+        outcomes.push({ id, action, answered, hashBefore });
         if (!(await whenReady(client, 20_000))) throw new Error('the admin client did not reconnect');
       }
       if (!reached) break;
@@ -161,9 +178,12 @@ async function expectExactlyOnce(admin: KeyAdmin, direct: RedisClient, outcomes:
   }
   const entries = await streamEntries(direct);
   const problems: string[] = [];
-  for (const { id, action, answered } of outcomes) {
-    const status = (await admin.show(id)).status;
-    const happened = action === 'pause' ? status === 'paused' : status === 'active';
+  for (const { id, action, answered, hashBefore } of outcomes) {
+    const record = await recordOf(direct, id);
+    const happened = action === 'pause' ? record?.status === 'paused'
+      : action === 'settle' ? record?.status === 'active'
+      : action === 'roll' ? record!.key_sha256 !== hashBefore
+      : record === undefined;
     const n = entries.filter((e) => e.key_id === id && e.action === action).length;
     if (n !== (happened ? 1 : 0)) problems.push(`${id}: ${action} ${happened ? 'happened' : 'did not happen'}, ${n} entries`);
     if (answered && !happened) problems.push(`${id}: ${action} answered as done but did not happen`);
@@ -196,7 +216,7 @@ describe('one Redis', () => {
 
   it('every change that happened has exactly one entry, whatever step its connection was cut at', async () => {
     const admin = createKeyAdmin(client, loadGatewayConfig(writeGatewayConfig()), silent);
-    const outcomes = await changesUnderCuts(admin, client, cutter, 'one');
+    const outcomes = await changesUnderCuts(admin, client, direct, cutter, 'one');
     expect(outcomes.length).toBeGreaterThan(20);
     await expectExactlyOnce(admin, direct, outcomes);
   });
@@ -236,7 +256,7 @@ describe('a Redis Cluster', () => {
 
   it('every change that happened has exactly one entry, whatever step its connection was cut at', async () => {
     const admin = createKeyAdmin(client, loadGatewayConfig(writeGatewayConfig()), silent);
-    const outcomes = await changesUnderCuts(admin, client, cutter, 'cl');
+    const outcomes = await changesUnderCuts(admin, client, direct, cutter, 'cl');
     expect(outcomes.length).toBeGreaterThan(20);
     await expectExactlyOnce(admin, direct, outcomes);
   });
