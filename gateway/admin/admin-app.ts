@@ -6,6 +6,7 @@ import type { OperatorRegistry } from '../operators/operator-tokens';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
 import { bearerOperator, operatorOf, permit } from '../operators/require-role';
+import { allows } from '../operators/roles';
 import { sendError, sendJson, sendJsonText } from '../send';
 import { loadAdminDocument } from './admin-document';
 import { listQuery } from './list-query';
@@ -58,7 +59,9 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.get('/admin/keys', permit('read'), async (req, res) => sendJson(res, 200, await admin.list(listQuery(req.url))));
   app.get('/admin/keys/:id', permit('read'), async (req, res) => sendJson(res, 200, await admin.show(id(req))));
   app.get('/admin/keys/:id/usage', permit('read'), async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
-  app.patch('/admin/keys/:id', permit('manage'), async (req, res) => sendJson(res, 200, await admin.set(id(req), body(req))));
+  // Ending, reviving or opening a key to every address is the issuing role's (roles.ts).
+  app.patch('/admin/keys/:id', permit('manage'), async (req, res) =>
+    sendJson(res, 200, await admin.set(id(req), body(req), { issue: allows(operatorOf(res).role, 'issue') })));
   // Deleting a revoked record (CONTRACT part 7) is as final as revoking: the same role.
   app.delete('/admin/keys/:id', permit('issue'), async (req, res) => {
     await admin.delete(id(req));

@@ -21,27 +21,47 @@ export const MAX_YAML_ALIASES = 1_000_000;
  */
 export const maxExpandedValues = (bytes: number): number => 2 * bytes + 100_000;
 
-/** Why a document is refused, or undefined when it is within the bounds. */
+const childrenOf = (value: object): unknown[] => (Array.isArray(value) ? value : Object.values(value));
+
+/**
+ * Why a document is refused, or undefined when it is within the bounds. Each distinct list or map
+ * is visited once and its expanded size remembered, so an alias costs one addition however large
+ * its value: the measure is linear in the parsed document, not in its expansion.
+ */
 export function yamlBoundsIssue(doc: unknown, bytes: number): string | undefined {
+  if (typeof doc !== 'object' || doc === null) return undefined;
   const budget = maxExpandedValues(bytes);
-  let values = 0;
+  const sizes = new Map<object, number>();
+  const seen = new Set<object>([doc]);
+  /** Lists and maps being measured: the path from the document down to the one on top. */
+  const open = new Set<object>();
   let aliases = 0;
-  const seen = new Set<object>();
-  // Depth-first with an explicit stack: no recursion limit, and it stops at the first bound crossed.
-  const stack: unknown[] = [doc];
+  // Post-order with an explicit stack (no recursion limit): a node's size once its children's are known.
+  const stack: Array<{ node: object; expanded: boolean }> = [{ node: doc, expanded: false }];
   while (stack.length) {
-    const value = stack.pop();
-    if (++values > budget) return `expands to more than ${budget} values (YAML aliases: each *name counts its whole value again)`;
-    if (typeof value !== 'object' || value === null) continue;
-    if (seen.has(value)) {
-      if (++aliases > MAX_YAML_ALIASES) return `uses more than ${MAX_YAML_ALIASES} YAML aliases`;
+    const top = stack[stack.length - 1]!;
+    if (!top.expanded && sizes.has(top.node)) {
+      stack.pop(); // measured meanwhile (an alias of it came first)
+    } else if (!top.expanded) {
+      top.expanded = true;
+      open.add(top.node);
+      for (const child of childrenOf(top.node)) {
+        if (typeof child !== 'object' || child === null) continue;
+        if (seen.has(child)) {
+          if (open.has(child)) return 'contains itself through an alias';
+          if (++aliases > MAX_YAML_ALIASES) return `uses more than ${MAX_YAML_ALIASES} YAML aliases`;
+          if (sizes.has(child)) continue;
+        }
+        seen.add(child);
+        stack.push({ node: child, expanded: false });
+      }
     } else {
-      seen.add(value);
-    }
-    if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
-    } else {
-      for (const key in value) stack.push((value as Record<string, unknown>)[key]);
+      stack.pop();
+      open.delete(top.node);
+      let size = 1;
+      for (const child of childrenOf(top.node)) size += typeof child === 'object' && child !== null ? sizes.get(child)! : 1;
+      if (size > budget) return `expands to more than ${budget} values (YAML aliases: each *name counts its whole value again)`;
+      sizes.set(top.node, size);
     }
   }
   return undefined;

@@ -253,7 +253,7 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     back(res, req.params.id as string, 'settled');
   });
   router.post('/keys/:id/set', need('manage'), async (req, res) => {
-    await admin().set(req.params.id as string, recordInput(req));
+    await admin().set(req.params.id as string, recordInput(req), { issue: allows(signed(res).role, 'issue') });
     back(res, req.params.id as string, 'changed');
   });
   router.post('/keys/:id/revoke', need('issue'), async (req, res) => {

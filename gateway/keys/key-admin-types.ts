@@ -20,8 +20,12 @@ export interface KeyAdmin {
   show(id: string): Promise<KeyView>;
   /** The key's current minute, day and month: used, limit, remaining, reset. */
   usage(id: string): Promise<UsageView>;
-  /** Changes the fields `input` names (`expires_at: null`, `note: null` remove them). */
-  set(id: string, input: unknown): Promise<KeyView>;
+  /**
+   * Changes the fields `input` names (`expires_at: null`, `note: null` remove them). A change that
+   * ends the key (`expires_at` in the past), revives an expired one, or opens it to every address
+   * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
+   */
+  set(id: string, input: unknown, may?: { issue: boolean }): Promise<KeyView>;
   pause(id: string, reason: unknown): Promise<KeyView>;
   settle(id: string): Promise<KeyView>;
   revoke(id: string): Promise<KeyView>;

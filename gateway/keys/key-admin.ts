@@ -8,6 +8,7 @@ import { createRedisCounters } from '../limits/redis-counters';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
 import { keyAdminReads } from './key-admin-reads';
+import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { createAuditOutbox } from './audit-outbox';
 import { createKeyWriter } from './key-writer';
@@ -45,6 +46,7 @@ export function createKeyAdmin(
   return {
     ...keyAdminReads(context),
     ...keyAdminChanges(context),
+    ...keyAdminStates(context),
     updateConfig(next) {
       config = next;
     },

@@ -1,4 +1,5 @@
-import { writeFileSync, renameSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../redis/connect';
 import { dump } from 'js-yaml';
 import { ConfigError } from '../config/config-error';
@@ -9,18 +10,43 @@ import { parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 /** Records read per round trip while exporting. */
 const EXPORT_BATCH = 1000;
 
-/** A stored record as a keys-file entry: the same fields, a running rotation with its end as a date. */
-function toEntry(stored: StoredKey, nowMs: number): KeyEntry {
-  const { created_at: _c, updated_at: _u, previous_key_sha256: previous, previous_expires_at: until, ...fields } = stored;
-  const rotating = previous !== undefined && until !== undefined && until > nowMs;
-  return { ...fields, ...(rotating ? { previous_key_sha256: previous, previous_key_expires_at: new Date(until).toISOString() } : {}) };
+/**
+ * A stored record as a keys-file entry, every field as stored: the rotation (also one whose grace
+ * has passed: the store keeps it, to say whose value a late caller used) with its end as a date,
+ * exact to the millisecond, and the store's creation and update times.
+ */
+function toEntry(stored: StoredKey): KeyEntry {
+  const { previous_key_sha256: previous, previous_expires_at: until, ...fields } = stored;
+  return { ...fields, ...(previous !== undefined && until !== undefined ? { previous_key_sha256: previous, previous_key_expires_at: new Date(until).toISOString() } : {}) };
 }
 
 /**
- * `keys export FILE`: every record of the Redis key store as a YAML keys file, hashes only (the
- * store holds no key value), which `keys import FILE` restores and `KEYS_FILE` can serve. Written
- * to a temporary file and renamed, so a failed export never leaves half a backup under the name.
- * Returns the number of records.
+ * Writes `text` to `file` through a fresh temporary file beside it: created exclusively (O_EXCL:
+ * never an existing file, never through a symlink someone left there) with mode 0600 under a name
+ * nobody can guess, then renamed over `file` (atomic on one file system). A failed export leaves
+ * `file` as it was.
+ */
+function writeExclusively(file: string, text: string): void {
+  const temp = `${file}.${randomBytes(8).toString('hex')}.partial`;
+  const fd = openSync(temp, 'wx', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(temp, file);
+  } catch (err) {
+    try {
+      closeSync(fd);
+    } catch { /* already closed */ }
+    rmSync(temp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * `keys export FILE`: every record of the Redis key store as a YAML keys file, every field as
+ * stored, hashes only (the store holds no key value), which `keys import FILE` restores exactly and
+ * `KEYS_FILE` can serve. Returns the number of records.
  */
 export async function exportKeys(redis: RedisClient, file: string): Promise<number> {
   const ids = (await redis.smembers(redisKeys.ids)).sort();
@@ -32,13 +58,10 @@ export async function exportKeys(redis: RedisClient, file: string): Promise<numb
     const records = await Promise.all(batch.map((id) => redis.get(redisKeys.record(id))));
     for (const json of records) {
       const stored = parseStoredKey(json);
-      if (stored) keys.push(toEntry(stored, now));
+      if (stored) keys.push(toEntry(stored));
     }
   }
-  const text = `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ keys }, { lineWidth: -1, flowLevel: 3 })}`;
-  const partial = `${file}.partial`;
-  writeFileSync(partial, text, { mode: 0o600 });
-  renameSync(partial, file);
+  writeExclusively(file, `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ keys }, { lineWidth: -1, flowLevel: 3 })}`);
   return keys.length;
 }
 

@@ -8,17 +8,18 @@ import { sharedRecordParts, toKeyRecord, type FileKey } from './key-record-build
  * status, limits, expiry) is written once per distinct value (`parts`), and each entry is three
  * values in one flat list (`rows`: id, key_sha256, index into `parts`). The form is JSON: one
  * string to parse, no object per entry to build and throw away, and the records built from it
- * share their parts (including the address matcher). `note` is not in it (no record holds it).
+ * share their parts (including the address matcher). `note` and the store's times are not in it
+ * (no record holds them).
  */
 export interface PackedKeyEntries {
-  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note'>>;
+  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note' | 'created_at' | 'updated_at'>>;
   readonly rows: ReadonlyArray<string | number>;
   /** Rotations, three values each: the entry's index, previous_key_sha256, previous_key_expires_at. */
   readonly previous: ReadonlyArray<string | number>;
 }
 
 /** Fields that are not part of a packed entry's shared part. */
-const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note']);
+const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note', 'created_at', 'updated_at']);
 
 /**
  * A text that is equal for two entries exactly when all their fields but OWN_FIELDS are: every

@@ -43,17 +43,19 @@ export function auditChanges(before: StoredKey | undefined, after: StoredKey | u
   return changes;
 }
 
-/** A whole record from an entry (a keys file's rotation becomes the store's form), keeping `existing`'s creation time. */
+/**
+ * A whole record from an entry, as written: a keys file's rotation becomes the store's form (its
+ * end in ms, kept after it passed, as the store keeps it), and the store's times are the entry's
+ * (an export restored exactly), else `existing`'s creation time and now.
+ */
 function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
   const now = nowIso();
-  const { previous_key_expires_at: previousEnd, previous_key_sha256: previousHash, ...current } = entry;
-  const previousUntil = previousEnd !== undefined ? Date.parse(previousEnd) : undefined;
-  const rotating = previousHash !== undefined && previousUntil !== undefined && previousUntil > Date.now();
+  const { previous_key_expires_at: previousEnd, previous_key_sha256: previousHash, created_at: created, updated_at: updated, ...current } = entry;
   return {
     ...current,
-    ...(rotating ? { previous_key_sha256: previousHash, previous_expires_at: previousUntil } : {}),
-    created_at: existing?.created_at ?? now,
-    updated_at: now,
+    ...(previousHash !== undefined && previousEnd !== undefined ? { previous_key_sha256: previousHash, previous_expires_at: Date.parse(previousEnd) } : {}),
+    created_at: created ?? existing?.created_at ?? now,
+    updated_at: updated ?? now,
   };
 }
 

@@ -1,0 +1,263 @@
+/**
+ * Audit exactly once (issue 25 item 4): a key change and its audit entry are one atomic step on
+ * every topology, and no re-sent command writes an entry twice (pause, settle, roll, delete). The key admin's Redis connection
+ * (the gateway's own client settings) goes through a proxy that cuts it at each command of a
+ * change in turn: before the command reaches Redis, or after Redis ran it but before its answer
+ * reaches the client (the client library then re-sends it after reconnecting). Whatever each call
+ * answered, every change that happened has exactly one entry, and one that did not has none; and
+ * every change answered as done happened. On one Redis and on a Redis Cluster.
+ */
+import net, { type AddressInfo, type Socket } from 'node:net';
+import Redis, { Cluster } from 'ioredis';
+import pino from 'pino';
+import { loadGatewayConfig } from '../../gateway/config/gateway-config';
+import { parseRedisTopology } from '../../gateway/config/redis-env';
+import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
+import { backoff, connectRedis, nodeOptions, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import { removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
+import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startRedisCluster, type RedisCluster } from '../kit/redis-topologies';
+
+jest.setTimeout(240_000);
+
+type CutMode = 'before' | 'after';
+
+/** Counts the client's commands over every proxy; the armed one is cut (before it reaches Redis, or once Redis answered it). */
+interface Cutter {
+  arm(step: number, mode: CutMode): void;
+  disarm(): void;
+  /** Whether the armed step was reached (and cut). */
+  readonly fired: boolean;
+}
+
+function createCutter(): Cutter & { onCommand(): { cut: CutMode | undefined } } {
+  let count = 0;
+  let armed: { step: number; mode: CutMode } | undefined;
+  let fired = false;
+  return {
+    arm(step, mode) { count = 0; armed = { step, mode }; fired = false; },
+    disarm() { armed = undefined; },
+    get fired() { return fired; },
+    onCommand() {
+      count++;
+      if (!armed || count !== armed.step) return { cut: undefined };
+      fired = true;
+      const { mode } = armed;
+      armed = undefined;
+      return { cut: mode };
+    },
+  };
+}
+
+/** Calls `onCommand` for each complete RESP command a client sends (arrays of bulk strings, as ioredis writes them); true when one asked to cut. */
+function commandCounter(onCommand: () => boolean): (chunk: Buffer) => boolean {
+  let buffered = Buffer.alloc(0);
+  return (chunk) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    let at = 0;
+    let cut = false;
+    for (;;) {
+      const head = buffered.indexOf('\r\n', at);
+      if (head < 0 || buffered[at] !== 0x2a) break;
+      let next = head + 2;
+      let complete = true;
+      for (let i = Number(buffered.toString('latin1', at + 1, head)); i > 0 && complete; i--) {
+        const sizeEnd = buffered.indexOf('\r\n', next);
+        if (sizeEnd < 0) complete = false;
+        else next = sizeEnd + 2 + Number(buffered.toString('latin1', next + 1, sizeEnd)) + 2;
+        if (next > buffered.length) complete = false;
+      }
+      if (!complete) break;
+      at = next;
+      if (onCommand()) cut = true;
+    }
+    buffered = buffered.subarray(at);
+    return cut;
+  };
+}
+
+/** A proxy to `port` on 127.0.0.1 that cuts connections as `cutter` says. */
+async function cuttingProxy(port: number, cutter: ReturnType<typeof createCutter>): Promise<{ port: number; close(): void }> {
+  const sockets = new Set<Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect({ host: '127.0.0.1', port });
+    sockets.add(client).add(upstream);
+    let mute = false;
+    let mode: CutMode | undefined;
+    const kill = (): void => { client.resetAndDestroy(); upstream.destroy(); };
+    const count = commandCounter(() => (mode ??= cutter.onCommand().cut) !== undefined);
+    client.on('data', (chunk: Buffer) => {
+      if (mute) return;
+      if (!count(chunk)) return void upstream.write(chunk);
+      mute = true;
+      // `before`: the armed command (and what came with it) never reaches Redis. `after`: it runs;
+      // no answer comes back, and the connection is cut once Redis has answered.
+      if (mode === 'before') return kill();
+      upstream.write(chunk);
+      setTimeout(kill, 100);
+    });
+    upstream.on('data', (chunk: Buffer) => { if (!mute) client.write(chunk); });
+    for (const s of [client, upstream]) {
+      s.on('error', () => kill());
+      s.on('close', () => { kill(); sockets.delete(s); });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as AddressInfo).port, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
+}
+
+const silent = pino({ level: 'silent' });
+/** The admin listener's Redis client settings (gateway/main.ts): no auto-pipelining, a 5 s command timeout. */
+const ADMIN_TIMEOUT_MS = 5000;
+
+interface Entry { action: string; key_id: string }
+
+/** Every entry of the log, read straight from the stream by the test's own client. */
+async function streamEntries(direct: RedisClient): Promise<Entry[]> {
+  const rows = await direct.xrange('lgw:audit', '-', '+');
+  return rows.map(([, flat]) => {
+    const f: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
+    return { action: f.action!, key_id: f.key_id! };
+  });
+}
+
+type Action = 'pause' | 'settle' | 'roll' | 'delete';
+interface Outcome { id: string; action: Action; answered: boolean; hashBefore: string }
+
+const recordOf = async (direct: RedisClient, id: string): Promise<{ key_sha256: string; status: string } | undefined> => {
+  const json = await direct.get(`lgw:key:${id}`);
+  const parsed = json === null ? undefined : (JSON.parse(json) as { key_sha256?: string; status: string; deleted?: true });
+  return parsed && !parsed.deleted ? (parsed as { key_sha256: string; status: string }) : undefined;
+};
+
+/** Puts a fresh key in the state the action starts from. */
+async function prepare(admin: KeyAdmin, id: string, action: Action): Promise<void> {
+  await admin.create({ id, tier: 'standard', countries: ['GB'], address: '10.0.0.1' });
+  if (action === 'settle') await admin.pause(id, 'payment_dispute');
+  if (action === 'delete') await admin.revoke(id);
+}
+
+const run = (admin: KeyAdmin, id: string, action: Action): Promise<unknown> =>
+  action === 'pause' ? admin.pause(id, 'unpaid_renewal') : action === 'settle' ? admin.settle(id) : action === 'roll' ? admin.roll(id, 0) : admin.delete(id);
+
+/**
+ * For each step of the write and each way of cutting there: pauses a fresh key, and settles a
+ * fresh paused key, the connection cut at that step; returns what each call answered. Stops when
+ * a change no longer reaches the step (it has fewer commands).
+ */
+async function changesUnderCuts(admin: KeyAdmin, client: RedisClient, direct: RedisClient, cutter: Cutter, prefix: string): Promise<Outcome[]> {
+  const outcomes: Outcome[] = [];
+  for (const mode of ['after', 'before'] as const) {
+    for (let step = 1; step <= 40; step++) {
+      let reached = false;
+      for (const action of ['pause', 'settle', 'roll', 'delete'] as const) {
+        const id = `${prefix}-${action}-${mode}-${step}`;
+        await prepare(admin, id, action);
+        const hashBefore = (await recordOf(direct, id))!.key_sha256;
+        cutter.arm(step, mode);
+        const answered = await run(admin, id, action).then(() => true, () => false);
+        reached ||= cutter.fired;
+        cutter.disarm();
+        outcomes.push({ id, action, answered, hashBefore });
+        if (!(await whenReady(client, 20_000))) throw new Error('the admin client did not reconnect');
+      }
+      if (!reached) break;
+    }
+  }
+  return outcomes;
+}
+
+/** Reads the log through the key admin until no entry is pending (a read moves them), then checks every outcome. */
+async function expectExactlyOnce(admin: KeyAdmin, direct: RedisClient, outcomes: Outcome[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while ((await direct.scard('lgw:audit:pending')) > 0) {
+    if (Date.now() > deadline) throw new Error('pending audit entries were never moved to the log');
+    await admin.readAudit({ limit: 1 }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const entries = await streamEntries(direct);
+  const problems: string[] = [];
+  for (const { id, action, answered, hashBefore } of outcomes) {
+    const record = await recordOf(direct, id);
+    const happened = action === 'pause' ? record?.status === 'paused'
+      : action === 'settle' ? record?.status === 'active'
+      : action === 'roll' ? record!.key_sha256 !== hashBefore
+      : record === undefined;
+    const n = entries.filter((e) => e.key_id === id && e.action === action).length;
+    if (n !== (happened ? 1 : 0)) problems.push(`${id}: ${action} ${happened ? 'happened' : 'did not happen'}, ${n} entries`);
+    if (answered && !happened) problems.push(`${id}: ${action} answered as done but did not happen`);
+  }
+  expect(problems).toEqual([]);
+  expect(outcomes.filter((o) => o.answered).length).toBeGreaterThan(0);
+}
+
+describe('one Redis', () => {
+  let server: RedisServer;
+  let proxy: { port: number; close(): void };
+  let client: RedisClient;
+  let direct: Redis;
+  const cutter = createCutter();
+
+  beforeAll(async () => {
+    server = await startRedis();
+    proxy = await cuttingProxy(server.port, cutter);
+    direct = new Redis(server.url);
+    client = connectRedis(parseRedisTopology({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_COMMAND_TIMEOUT_MS: ADMIN_TIMEOUT_MS })!, silent, 'admin', { autoPipelining: false });
+    await whenReady(client, 10_000);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    direct?.disconnect();
+    proxy?.close();
+    await server?.stop();
+    removeTempDirs();
+  });
+
+  it('every change that happened has exactly one entry, whatever step its connection was cut at', async () => {
+    const admin = createKeyAdmin(client, loadGatewayConfig(writeGatewayConfig()), silent);
+    const outcomes = await changesUnderCuts(admin, client, direct, cutter, 'one');
+    expect(outcomes.length).toBeGreaterThan(20);
+    await expectExactlyOnce(admin, direct, outcomes);
+  });
+});
+
+describe('a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  const proxies: Array<{ port: number; close(): void }> = [];
+  let client: Cluster;
+  let direct: Cluster;
+  const cutter = createCutter();
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    const natMap: Record<string, { host: string; port: number }> = {};
+    for (const node of cluster.nodes) {
+      const proxy = await cuttingProxy(node.port, cutter);
+      proxies.push(proxy);
+      natMap[node.address] = { host: '127.0.0.1', port: proxy.port };
+    }
+    const topology = parseRedisTopology({ REDIS_CLUSTER_NODES: cluster.seeds(), REDIS_COMMAND_TIMEOUT_MS: ADMIN_TIMEOUT_MS })!;
+    // The gateway's cluster client (connect.ts), reaching each node through its proxy.
+    client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: natMap[n.address]!.port })), {
+      redisOptions: nodeOptions(topology, ADMIN_TIMEOUT_MS), enableOfflineQueue: false, enableAutoPipelining: false, clusterRetryStrategy: backoff,
+      retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
+    });
+    direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
+    await whenReady(client, 20_000);
+    await whenReady(direct, 20_000);
+  }, 60_000);
+  afterAll(async () => {
+    client?.disconnect();
+    direct?.disconnect();
+    for (const p of proxies) p.close();
+    await cluster?.stop();
+  });
+
+  it('every change that happened has exactly one entry, whatever step its connection was cut at', async () => {
+    const admin = createKeyAdmin(client, loadGatewayConfig(writeGatewayConfig()), silent);
+    const outcomes = await changesUnderCuts(admin, client, direct, cutter, 'cl');
+    expect(outcomes.length).toBeGreaterThan(20);
+    await expectExactlyOnce(admin, direct, outcomes);
+  });
+});
