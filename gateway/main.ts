@@ -41,7 +41,7 @@ import { connectRedis, type RedisClient } from './redis/connect';
 import { createRedisHealth } from './redis/health';
 import { checkAtStartup } from './redis/startup-check';
 import { createSubscriber, type Subscriber } from './redis/subscriber';
-import { createRefusedAuthBudget } from './policies/refused-auth-budget';
+import { createRefusedAuthBudget, DEFAULT_REFUSED_AUTH_TRACKED } from './limits/refused-auth-table';
 import { createServer } from './server';
 import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
   // Without insights configured no identity is ever signed; the random secret only fills the slot.
   const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
   const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret));
-  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
+  const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE, gatewayConfig.refusedAuthTracked);
   const gateway = createGateway({
     refusedAuth,
     logger,
@@ -242,7 +242,8 @@ async function main(): Promise<void> {
         webhooks?.watcher.update(nextConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
         stores.update(nextConfig.stores);
         const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
-        if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
+        const tracked = nextConfig.refusedAuthTracked ?? DEFAULT_REFUSED_AUTH_TRACKED;
+        if (budget !== refusedAuth.perMinute || tracked !== refusedAuth.tracked) refusedAuth.update(budget, tracked);
         insights.update(nextConfig.insightsUpstream);
       };
     },
