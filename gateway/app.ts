@@ -85,7 +85,9 @@ export function createGateway(deps: AppDeps): RequestListener {
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
   // An address over its budget of refused authentications gets 429 before any key look-up.
-  const authenticateKey = deps.refusedAuth ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore)) : authenticate(deps.keyStore);
+  const authenticateKey = deps.refusedAuth
+    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
+    : authenticate(deps.keyStore);
   const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
   const watcher = deps.quotaWatcher;
   const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));

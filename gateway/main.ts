@@ -194,6 +194,7 @@ async function main(): Promise<void> {
   if (!env.CURSOR_SECRET) {
     logger.warn('CURSOR_SECRET is not set: using a random secret, so cursors die with this process and are not shared between instances');
   }
+  if (webhooks) metrics.watchWebhookBacklog(() => webhooks.queue.backlog());
   const stores = createListingStores(gatewayConfig.stores, env.UPSTREAM_TIMEOUT_MS);
   // Without insights configured no identity is ever signed; the random secret only fills the slot.
   const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);

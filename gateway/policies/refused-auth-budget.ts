@@ -9,8 +9,14 @@ import type { RequestContext, Step } from '../pipeline';
  * keys costs a table look-up per request instead of a key-store look-up (a Redis GET); every 401
  * is charged to the address.
  */
-export function withinRefusedAuthBudget(budget: RefusedAuthBudget, authenticate: Step): Step {
+export function withinRefusedAuthBudget(
+  budget: RefusedAuthBudget,
+  authenticate: Step,
+  /** Told of every 429 the budget answers (gateway_limit_refusals_total{window="address"}). */
+  onRefused?: () => void,
+): Step {
   const refuse = (ctx: RequestContext, waitSeconds: number): never => {
+    onRefused?.();
     ctx.res.setHeader('RateLimit-Policy', `"address";q=${budget.perMinute};w=60`);
     ctx.res.setHeader('RateLimit', `"address";r=0;t=${waitSeconds}`);
     throw new ApiError('rate_limited', {}, waitSeconds, 'Too many requests with a missing or unknown key from this address; wait Retry-After seconds.');
