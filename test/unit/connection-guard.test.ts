@@ -1,11 +1,11 @@
 /**
- * Pipelining back-pressure (gateway/connection-guard.ts), on the gateway's own HTTP server in
+ * Pipelining back-pressure (gateway/connection-guard.ts, pipelined-connection.ts), on the gateway's own HTTP server in
  * process with an app the test answers by hand: at most 16 requests of a connection are taken up at
  * once; while they are, the connection is not read; every request taken up is answered, in order.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { MAX_PIPELINED_REQUESTS, MAX_WAITING_REQUESTS } from '../../gateway/connection-guard';
+import { MAX_PIPELINED_REQUESTS, MAX_WAITING_REQUESTS } from '../../gateway/pipelined-connection';
 import { createServer } from '../../gateway/server';
 
 interface Taken {
