@@ -5,7 +5,7 @@ import type { CursorCodec } from './cursor/cursor-codec';
 import { ApiError } from './errors';
 import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
-import { createRequestObserver } from './observe';
+import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
 import { runSteps, type RequestContext, type RouteName, type Step } from './pipeline';
 import { authenticate } from './policies/authenticate';
@@ -17,11 +17,11 @@ import { openCursor } from './policies/open-cursor';
 import { refuseKeyInPath } from './policies/refuse-key-in-path';
 import type { RefusedAuthBudget } from './limits/refused-auth-table';
 import { withinRefusedAuthBudget } from './policies/refused-auth-budget';
-import { requireTier } from './policies/require-tier';
+import { requireTierAtLeast } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter } from './reference/reference-router';
 import { matchRoute } from './router';
-import { createErrorHandler } from './routes/errors';
+import { createErrorHandler } from './routes/error-handler';
 import { insights } from './routes/insights';
 import { ping } from './routes/ping';
 import { getProperty, listProperties } from './routes/properties';
@@ -76,7 +76,7 @@ function createReferenceApp(): RequestListener {
  */
 export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
-  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
+  const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
   const answerError = createErrorHandler(deps.logger, deps.counters);
   const reference = createReferenceApp();
 
@@ -95,7 +95,7 @@ export function createGateway(deps: AppDeps): RequestListener {
     ping: [...identify, limits, validateNoQuery(), ping()],
     properties: [...identify, limits, validateListQuery(), checkEntitlement(), openCursor(deps.cursors), listProperties(deps.stores, deps.cursors)],
     property: [...identify, limits, validateItemQuery(), checkEntitlement(), getProperty(deps.stores)],
-    insights: [...identify, requireTier('advanced'), limits, insights(deps.insights)],
+    insights: [...identify, requireTierAtLeast('advanced'), limits, insights(deps.insights)],
   };
 
   function route(ctx: RequestContext): void {

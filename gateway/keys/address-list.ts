@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { normaliseAddress } from './address';
+import { normaliseAddress } from '../client-address';
 
 /** The most entries a key's address list may hold (CONTRACT part 7). */
 export const MAX_ADDRESSES = 16;
