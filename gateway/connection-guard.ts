@@ -38,7 +38,9 @@ interface Watched {
  *
  * While a connection is held (not read), the gateway learns that its client went away only when it
  * next writes an answer to it; the answers in progress end as usual (their upstream timeouts bound
- * them), and the requests waiting are never taken up.
+ * them), and the requests waiting are never taken up. A request whose head a read cut in two stays
+ * incomplete while the connection is held, and Node's header timeout (server.ts, 10 s) still runs
+ * for it: a connection held that long with such a request is dropped, as any slow head is.
  */
 export function guardConnections(app: RequestListener, options: ConnectionGuardOptions): { listener: RequestListener; stop(): void } {
   const connections = new Map<Socket, Watched>();
