@@ -5,7 +5,7 @@ import type { CursorCodec } from './cursor/cursor-codec';
 import { ApiError } from './errors';
 import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
-import { createRequestObserver } from './observe';
+import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
 import { runSteps, type RequestContext, type RouteName, type Step } from './pipeline';
 import { authenticate } from './policies/authenticate';
@@ -15,12 +15,13 @@ import { checkKeyState } from './policies/check-key-state';
 import { enforceLimits } from './policies/enforce-limits';
 import { openCursor } from './policies/open-cursor';
 import { refuseKeyInPath } from './policies/refuse-key-in-path';
-import { withinRefusedAuthBudget, type RefusedAuthBudget } from './policies/refused-auth-budget';
-import { requireTier } from './policies/require-tier';
+import type { RefusedAuthBudget } from './limits/refused-auth-table';
+import { withinRefusedAuthBudget } from './policies/refused-auth-budget';
+import { requireTierAtLeast } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
 import { createReferenceRouter } from './reference/reference-router';
 import { matchRoute } from './router';
-import { createErrorHandler } from './routes/errors';
+import { createErrorHandler } from './routes/error-handler';
 import { insights } from './routes/insights';
 import { ping } from './routes/ping';
 import { getProperty, listProperties } from './routes/properties';
@@ -75,7 +76,7 @@ function createReferenceApp(): RequestListener {
  */
 export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
-  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
+  const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
   const answerError = createErrorHandler(deps.logger, deps.counters);
   const reference = createReferenceApp();
 
@@ -84,7 +85,9 @@ export function createGateway(deps: AppDeps): RequestListener {
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
   // An address over its budget of refused authentications gets 429 before any key look-up.
-  const authenticateKey = deps.refusedAuth ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore)) : authenticate(deps.keyStore);
+  const authenticateKey = deps.refusedAuth
+    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
+    : authenticate(deps.keyStore);
   const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
   const watcher = deps.quotaWatcher;
   const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));
@@ -92,7 +95,7 @@ export function createGateway(deps: AppDeps): RequestListener {
     ping: [...identify, limits, validateNoQuery(), ping()],
     properties: [...identify, limits, validateListQuery(), checkEntitlement(), openCursor(deps.cursors), listProperties(deps.stores, deps.cursors)],
     property: [...identify, limits, validateItemQuery(), checkEntitlement(), getProperty(deps.stores)],
-    insights: [...identify, requireTier('advanced'), limits, insights(deps.insights)],
+    insights: [...identify, requireTierAtLeast('advanced'), limits, insights(deps.insights)],
   };
 
   function route(ctx: RequestContext): void {

@@ -1,13 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
+import { PipelinedConnection } from './pipelined-connection';
 
-/**
- * Most requests one connection may have taken up and not yet answered in full (in progress, or
- * answered and queued behind an earlier answer). HTTP/1.1 clients that pipeline at all send a few;
- * browsers send one at a time. Past it the connection is closed and the request is not taken up.
- */
-export const MAX_PIPELINED_REQUESTS = 16;
 /** How often connections with unfinished answers are checked for a stalled write. */
 const SWEEP_INTERVAL_MS = 500;
 
@@ -17,69 +12,70 @@ export interface ConnectionGuardOptions {
   readonly logger?: Logger;
 }
 
-interface Connection {
-  /** Responses taken up on this connection and not yet closed, oldest first. */
-  readonly pending: Set<ServerResponse>;
+interface Watched {
+  readonly conn: PipelinedConnection;
   /** Bytes handed to the kernel so far, and since when that number has not moved. */
   flushed: number;
   since: number;
-  closed: boolean;
-  /** Set when the guard closes the connection, so it says why once. */
-  cut?: 'pipelining_cap' | 'stalled_write';
+  /** Set when the guard cuts the connection (stalled write), so it says why once. */
+  cut: boolean;
 }
 
 /**
  * Wraps a request listener with the connection rules Node's HTTP server lacks:
  *
- * - a cap on pipelined requests per connection (MAX_PIPELINED_REQUESTS);
+ * - back-pressure on pipelining (pipelined-connection.ts): at most 16 requests of a connection are
+ *   taken up at once; while that many are, the socket is not read, and requests already parsed
+ *   wait (in order, at most 512) to be taken up as answers leave. Every request taken up is
+ *   answered, in request order;
  * - a stalled-write timeout: once the app has written an answer, the client must take bytes at
  *   least once per `writeStallTimeoutMs`, or the connection is closed (a client that pipelines and
  *   never reads would otherwise hold every queued answer in memory for as long as it likes);
- * - every response the app was given ends with exactly one `close` event: Node emits none for an
- *   answer still queued behind another when the connection dies (it never got the socket), so the
- *   log line and metrics written on `close` were lost. Here such a response is destroyed and its
- *   `close` emitted when the connection closes.
+ * - every response the app was given ends with exactly one `close` event: older Node versions emit
+ *   none for an answer still queued behind another when the connection dies (it never got the
+ *   socket), so the log line and metrics written on `close` were lost. Here such a response is
+ *   destroyed and its `close` emitted when the connection closes, once.
+ *
+ * While a connection is held (not read), the gateway learns that its client went away only when it
+ * next writes an answer to it; the answers in progress end as usual (their upstream timeouts bound
+ * them), and the requests waiting are never taken up. A request whose head a read cut in two stays
+ * incomplete while the connection is held, and Node's header timeout (server.ts, 10 s) still runs
+ * for it: a connection held that long with such a request is dropped, as any slow head is.
  */
 export function guardConnections(app: RequestListener, options: ConnectionGuardOptions): { listener: RequestListener; stop(): void } {
-  const connections = new Map<Socket, Connection>();
+  const connections = new Map<Socket, Watched>();
   const logger = options.logger;
 
-  const cut = (socket: Socket, conn: Connection, reason: 'pipelining_cap' | 'stalled_write'): void => {
-    if (conn.cut) return;
-    conn.cut = reason;
+  const cut = (w: Watched): void => {
+    if (w.cut) return;
+    w.cut = true;
     logger?.warn(
-      { ip: socket.remoteAddress, pending: conn.pending.size, reason },
-      reason === 'pipelining_cap' ? 'connection closed: pipelined requests over the cap' : 'connection closed: stalled write (the client stopped reading)',
+      { ip: w.conn.socket.remoteAddress, pending: w.conn.pending.size, waiting: w.conn.waitingCount, reason: 'stalled_write' },
+      'connection closed: stalled write (the client stopped reading)',
     );
-    socket.destroy();
+    w.conn.socket.destroy();
   };
 
-  const track = (socket: Socket): Connection => {
-    const conn: Connection = { pending: new Set(), flushed: 0, since: Date.now(), closed: false };
-    connections.set(socket, conn);
-    socket.once('close', () => {
-      conn.closed = true;
-      connections.delete(socket);
-      // Responses that never got the socket (queued behind another) get no `close` from Node.
-      for (const res of conn.pending) if (!res.socket) closeQueued(res);
-      conn.pending.clear();
-    });
-    return conn;
+  const track = (socket: Socket): Watched => {
+    const w: Watched = { conn: new PipelinedConnection(socket, app, options.writeStallTimeoutMs, logger), flushed: 0, since: Date.now(), cut: false };
+    connections.set(socket, w);
+    socket.once('close', () => connections.delete(socket));
+    return w;
   };
 
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const [socket, conn] of connections) {
+    for (const [socket, w] of connections) {
       // Bytes are waiting for the client: an answer the app has written, or output in the socket's
       // buffer (Node stops reading further pipelined requests until that buffer drains).
       let written = socket.writableLength > 0;
-      for (const res of conn.pending) if (res.writableEnded) written = true;
+      for (const res of w.conn.pending) if (res.writableEnded) written = true;
       const flushed = socket.bytesWritten - socket.writableLength;
-      if (!written || flushed !== conn.flushed) {
-        conn.flushed = flushed;
-        conn.since = now;
-      } else if (now - conn.since >= options.writeStallTimeoutMs) {
-        cut(socket, conn, 'stalled_write');
+      if (!written || flushed !== w.flushed) {
+        w.flushed = flushed;
+        w.since = now;
+      } else if (now - w.since >= options.writeStallTimeoutMs) {
+        cut(w);
       }
     }
   }, SWEEP_INTERVAL_MS);
@@ -87,23 +83,11 @@ export function guardConnections(app: RequestListener, options: ConnectionGuardO
 
   function listener(req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket;
-    const conn = connections.get(socket) ?? track(socket);
+    const w = connections.get(socket) ?? track(socket);
     // The rest of a read buffer is still parsed after a cut: those requests are not taken up.
-    if (conn.cut || conn.closed || socket.destroyed) return;
-    if (conn.pending.size >= MAX_PIPELINED_REQUESTS) {
-      cut(socket, conn, 'pipelining_cap');
-      return;
-    }
-    conn.pending.add(res);
-    res.once('close', () => conn.pending.delete(res));
-    app(req, res);
+    if (w.cut || w.conn.closed || socket.destroyed) return;
+    w.conn.offer(req, res);
   }
 
   return { listener, stop: () => clearInterval(sweep) };
-}
-
-/** Ends a response that will never be sent: destroyed (its output is dropped), then its one `close`. */
-function closeQueued(res: ServerResponse): void {
-  res.destroy();
-  res.emit('close');
 }

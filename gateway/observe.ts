@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
 import { logAnswered } from './access-log';
-import { normaliseAddress } from './keys/address';
+import { normaliseAddress } from './client-address';
 import { carriesKey } from './keys/key-format';
 import type { Metrics } from './ops/metrics';
 import type { HistogramCell } from './ops/tally';
@@ -23,14 +23,14 @@ const ROUTE_LABEL: Readonly<Record<RequestContext['route'], string>> = {
 export type BeginRequest = (req: IncomingMessage, res: ServerResponse) => RequestContext;
 
 /**
- * The first thing done for every request: its context, with the request id (the caller's
- * `x-request-id` when well-formed and free of keys, else a new UUID; returned and sent upstream) and the client
- * address (X-Forwarded-For counts only from configured proxies, right-most untrusted address first;
- * never blanket trust). When the answer is done: one log line (access-log.ts: pino-http's
- * req/res/responseTime shape, written by hand) and the metrics. Headers are never logged, so
- * neither is `x-api-key`; the URL is logged redacted.
+ * Makes `beginRequest`, the first thing done for every request: it builds the request's context,
+ * with the request id (the caller's `x-request-id` when well-formed and free of keys, else a new
+ * UUID; returned and sent upstream) and the client address (X-Forwarded-For counts only from
+ * configured proxies, right-most untrusted address first; never blanket trust). When the answer is
+ * done: one log line (access-log.ts: pino-http's req/res/responseTime shape, written by hand) and
+ * the metrics. Headers are never logged, so neither is `x-api-key`; the URL is logged redacted.
  */
-export function createRequestObserver(
+export function createBeginRequest(
   logger: Logger,
   metrics: Metrics,
   trustedProxies: readonly string[],
@@ -73,7 +73,7 @@ export function createRequestObserver(
       const route = routes[ctx.route];
       tally.requests.add(route.label, status, code);
       route.duration.observe(seconds);
-      // Counted here, from the answer's reason (routes/errors.ts), so every upstream failure that
+      // Counted here, from the answer's reason (routes/error-handler.ts), so every upstream failure that
       // decided an answer is counted once, whichever layer found it (call, status or page shape).
       if (ctx.upstream) tally.upstreamErrors.add(ctx.upstream);
       if (keyId && metrics.countsKey(keyId)) tally.keyRequests.add(keyId, status);

@@ -14,7 +14,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 export const WRITE_STALL_TIMEOUT_MS = 30_000;
 
 export interface ServerOptions {
-  /** Logs a connection the guard closes (pipelining cap, stalled write). */
+  /** Logs a connection the guard closes (more pipelined requests than may wait, stalled write). */
   readonly logger?: Logger;
   readonly writeStallTimeoutMs?: number;
 }
@@ -30,8 +30,9 @@ const malformedRequestAnswer = (): string =>
 /**
  * The HTTP server around the app. A request Node cannot parse (bad framing such as two
  * Content-Lengths or CL+TE, an oversized header block or URL) is answered with a JSON 400 and the
- * connection closed; a timed-out or reset connection is simply dropped. Pipelining is capped per
- * connection, a client that stops reading is cut, and every answer closes once (connection-guard.ts).
+ * connection closed; a timed-out or reset connection is simply dropped. A pipelining connection is
+ * not read while 16 of its requests are taken up, a client that stops reading is cut, and every
+ * answer closes once (connection-guard.ts).
  */
 export function createServer(app: RequestListener, options: ServerOptions = {}): Server {
   const guard = guardConnections(app, {

@@ -56,10 +56,15 @@ const GatewayConfigSchema = z
     /**
      * The unauthenticated budget: refused authentications (401) one address may cause per UTC minute
      * before its requests are answered 429 `rate_limited` until the minute ends. Absent: the default
-     * (DEFAULT_REFUSED_AUTH_PER_MINUTE); 0: off.
+     * (DEFAULT_REFUSED_AUTH_PER_MINUTE); 0: off. `tracked_per_minute`: most addresses (and most
+     * networks) charged per minute before the budget is charged by network, then shared
+     * (limits/refused-auth-table.ts).
      */
     refused_authentication: z
-      .object({ per_address_per_minute: z.number().int('must be a whole number').min(0, 'must be 0 (off) or more').max(1_000_000, 'must be at most 1000000') })
+      .object({
+        per_address_per_minute: z.number().int('must be a whole number').min(0, 'must be 0 (off) or more').max(1_000_000, 'must be at most 1000000').optional(),
+        tracked_per_minute: z.number().int('must be a whole number').min(1, 'must be 1 or more').max(10_000_000, 'must be at most 10000000').optional(),
+      })
       .strict()
       .optional(),
     /** The insights area. Absent: `/v1/insights/*` answers 503 `not_configured` to Advanced keys. */
@@ -99,6 +104,8 @@ export interface GatewayConfig {
   readonly tiers: Readonly<Record<TierName, Limits>>;
   /** The unauthenticated budget per address and UTC minute (0: off); absent: the default. */
   readonly refusedAuthPerMinute?: number;
+  /** Most addresses (and networks) the budget charges per minute; absent: DEFAULT_REFUSED_AUTH_TRACKED. */
+  readonly refusedAuthTracked?: number;
   readonly stores: StoreRoutes;
   readonly insightsUpstream?: string;
   /** Percentages of a quota that send `quota.threshold`, ascending (absent: DEFAULT_QUOTA_THRESHOLDS). */
@@ -121,6 +128,7 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     tiers: Object.freeze({ standard: toLimits(raw.tiers.standard), advanced: toLimits(raw.tiers.advanced) }),
     stores: Object.freeze(stores),
     refusedAuthPerMinute: raw.refused_authentication?.per_address_per_minute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE,
+    ...(raw.refused_authentication?.tracked_per_minute !== undefined ? { refusedAuthTracked: raw.refused_authentication.tracked_per_minute } : {}),
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
     quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
   });

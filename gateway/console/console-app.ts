@@ -11,7 +11,7 @@ import type { KeyAdmin } from '../keys/key-admin';
 import { monthParam } from '../usage/usage-query';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
 import { allows, type Permission, type Role } from '../operators/roles';
-import { findRepoRoot } from '../reference/reference-router';
+import { findRepoRoot } from '../repo-root';
 import type { ConsoleStore } from './console-store';
 import { auditPage } from './pages/audit-page';
 import { confirmPage, type ConfirmAction } from './pages/confirm-page';

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { normaliseAddress } from './address';
+import { normaliseAddress } from '../client-address';
 
 export { MAX_ADDRESSES } from './record-bounds';
 /**

@@ -25,6 +25,8 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     duration: new HistogramTally('route', buckets),
     keyRequests: new CounterTally(['key_id', 'status']),
     limitDecisions: new CounterTally(['decision', 'store']),
+    limitRefusals: new CounterTally(['window']),
+    limitCheck: new HistogramTally('store', buckets),
     upstreamErrors: new CounterTally(['kind']),
     keyCache: new CounterTally(['result']),
   };
@@ -65,6 +67,25 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
       tally.limitDecisions.foldInto(this);
     },
   });
+  const limitRefusals = new Counter({
+    name: 'gateway_limit_refusals_total',
+    help: 'Requests refused 429 by window: minute (rate_limited), day or month (quota_exceeded), address (the unauthenticated budget).',
+    labelNames: ['window'] as const,
+    registers: [registry],
+    collect() {
+      tally.limitRefusals.foldInto(this);
+    },
+  });
+  const limitCheck = new Histogram({
+    name: 'gateway_limit_check_duration_seconds',
+    help: 'Time the limit check took, by store: with "shared" it is one round trip to Redis.',
+    labelNames: ['store'] as const,
+    buckets,
+    registers: [registry],
+    collect() {
+      tally.limitCheck.foldInto(this);
+    },
+  });
   const upstreamErrors = new Counter({
     name: 'gateway_upstream_errors_total',
     help: 'Answers decided by a failed call to a listing store or the insights service, by kind (unreachable, timeout, unavailable, server_error, unreadable, aborted).',
@@ -101,7 +122,25 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     help: '1 while the Redis key store answers without its marker (restarted empty or flushed: restore it from an export), else 0; absent without the Redis key store.',
     registers: options.redis ? [registry] : [],
   });
-  return { registry, tally, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
+  /** Turns `gateway_webhook_backlog` on: `source` is read at every scrape. */
+  const watchWebhookBacklog = (source: () => Promise<{ queued: number; retrying: number; dead: number }>): void => {
+    new Gauge({
+      name: 'gateway_webhook_backlog',
+      help: 'Webhook events not yet delivered, by state: queued (due or in flight), retrying, dead; absent without WEBHOOK_URL.',
+      labelNames: ['state'] as const,
+      // Every worker reads the same shared queue: the primary shows one reading, not their sum.
+      aggregator: 'max',
+      registers: [registry],
+      async collect() {
+        const b = await source().catch(() => undefined);
+        if (b) for (const state of ['queued', 'retrying', 'dead'] as const) this.set({ state }, b[state]);
+      },
+    });
+  };
+  return {
+    registry, tally, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, limitRefusals, limitCheck, upstreamErrors, keyCache, redisUp, reloads,
+    watchWebhookBacklog,
+  };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

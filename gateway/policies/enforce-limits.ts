@@ -15,13 +15,15 @@ export function enforceLimits(
   /** Told of every decision, synchronously (quota notifications); must not wait on anything. */
   onDecision?: (keyId: string, decision: LimitDecision) => void,
 ): Step {
-  const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number): void => {
+  const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number, started: number): void => {
+    metrics.tally.limitCheck.cell(decision.kind === 'unavailable' ? 'shared' : (decision.store ?? 'local')).observe((performance.now() - started) / 1000);
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
     if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
     onDecision?.(ctx.key!.id, decision);
     metrics.tally.limitDecisions.add(decision.kind === 'allowed' ? 'allowed' : decision.code, decision.store ?? 'local');
     setRateLimitHeaders(ctx.res, decision.windows);
     if (decision.kind === 'refused') {
+      metrics.tally.limitRefusals.add(decision.window);
       ctx.window = decision.window;
       throw new ApiError(decision.code, {}, decision.retryAfterSeconds).because(`${decision.window}_${decision.code === 'rate_limited' ? 'limit' : 'quota'}`);
     }
@@ -29,8 +31,9 @@ export function enforceLimits(
   return function enforceKeyLimits(ctx) {
     const key = ctx.key!;
     const atMs = Date.now();
+    const started = performance.now();
     const decision = counters.consume(key.id, key.limits, atMs);
-    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs));
-    apply(ctx, decision, atMs);
+    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs, started));
+    apply(ctx, decision, atMs, started);
   };
 }

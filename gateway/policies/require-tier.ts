@@ -2,9 +2,14 @@ import type { TierName } from '../config/gateway-config';
 import { ApiError } from '../errors';
 import type { Step } from '../pipeline';
 
-/** 403 `upgrade_required` when the key's tier is below `tier`. */
-export function requireTier(tier: TierName): Step {
+/** The tiers in ascending order of what they open (a new tier must be placed here). */
+const TIER_RANK: Readonly<Record<TierName, number>> = { standard: 0, advanced: 1 };
+
+/** 403 `upgrade_required` when the key's tier is below `minimum`. */
+export function requireTierAtLeast(minimum: TierName): Step {
+  const needed = TIER_RANK[minimum];
   return function requireKeyTier(ctx) {
-    if (tier === 'advanced' && ctx.key!.tier !== 'advanced') throw new ApiError('upgrade_required').because(`tier_${ctx.key!.tier}`);
+    const tier = ctx.key!.tier;
+    if (TIER_RANK[tier] < needed) throw new ApiError('upgrade_required').because(`tier_${tier}`);
   };
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import { CORE_SCHEMA, load } from 'js-yaml';
+import { findRepoRoot } from '../repo-root';
 
 /** The express path patterns served by the reference router (the app answers 405 on them). */
 export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/assets/:file'];
@@ -22,25 +23,6 @@ const DOCUMENT_RELATIVE_PATH = path.join('openapi', 'openapi.yaml');
 const ASSETS_PREFIX = '/docs/assets/';
 const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 const ASSET_CACHE_CONTROL = 'public, max-age=86400';
-
-/**
- * The repository root: the nearest ancestor of `startDir` holding both `package.json` and
- * `openapi/openapi.yaml`. Works from the TypeScript source (gateway/reference, under jest) and
- * from the compiled file (dist/gateway/reference), even if a `package.json` is copied into dist.
- */
-export function findRepoRoot(startDir: string = __dirname): string {
-  let dir = path.resolve(startDir);
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, DOCUMENT_RELATIVE_PATH))) {
-      return dir;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) {
-      throw new Error(`cannot find the repository root (a directory with package.json and ${DOCUMENT_RELATIVE_PATH}) above ${startDir}`);
-    }
-    dir = parent;
-  }
-}
 
 /** Reads and parses the OpenAPI document (YAML) into a plain object. */
 export function loadOpenApiDocument(file: string = path.join(findRepoRoot(), DOCUMENT_RELATIVE_PATH)): Record<string, unknown> {

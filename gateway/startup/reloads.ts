@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, type GatewayConfig } from '../config/gateway-config';
 import { createReloader, type Reloader } from '../config/reloader';
+import { DEFAULT_REFUSED_AUTH_TRACKED } from '../limits/refused-auth-table';
 import { loadKeysFileOffThread } from '../keys/keys-file-loader';
 import type { Metrics } from '../ops/metrics';
 import type { OperatorRegistry } from '../operators/operator-tokens';
@@ -41,7 +42,8 @@ function applyConfig(parts: Reloadable, next: GatewayConfig): void {
   parts.webhooks?.watcher.update(next.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS);
   serving.stores.update(next.stores);
   const budget = next.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
-  if (budget !== serving.refusedAuth.perMinute) serving.refusedAuth.update(budget);
+  const tracked = next.refusedAuthTracked ?? DEFAULT_REFUSED_AUTH_TRACKED;
+  if (budget !== serving.refusedAuth.perMinute || tracked !== serving.refusedAuth.tracked) serving.refusedAuth.update(budget, tracked);
   serving.insights.update(next.insightsUpstream);
 }
 

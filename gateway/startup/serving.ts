@@ -16,8 +16,7 @@ import type { Counters } from '../limits/counters';
 import type { ResilientCounters } from '../limits/resilient-counters';
 import type { Metrics } from '../ops/metrics';
 import type { InstanceReadiness } from '../ops/readiness';
-import type { RefusedAuthBudget } from '../policies/refused-auth-budget';
-import { createRefusedAuthBudget } from '../policies/refused-auth-budget';
+import { createRefusedAuthBudget, type RefusedAuthBudget } from '../limits/refused-auth-table';
 import { createServer } from '../server';
 import { createIdentitySigner } from '../upstream/caller-identity';
 import { createInsightsUpstream, type InsightsUpstream } from '../upstream/insights-client';
@@ -55,8 +54,9 @@ export function createServing(env: Env, config: GatewayConfig, deps: ServingDeps
   // Without insights configured no identity is ever signed; the random secret only fills the slot.
   const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
   const insights = createInsightsUpstream(config.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret));
-  const refusedAuth = createRefusedAuthBudget(config.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
+  const refusedAuth = createRefusedAuthBudget(config.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE, config.refusedAuthTracked);
   const { usage, webhooks } = deps.usageAndWebhooks;
+  if (webhooks) deps.metrics.watchWebhookBacklog(() => webhooks.queue.backlog());
   const app = createGateway({
     refusedAuth,
     logger,

@@ -81,6 +81,11 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     async deadLetters() {
       return [...dead];
     },
+    async backlog() {
+      const t = now();
+      const retrying = queue.filter((p) => p.dueAt > t).length;
+      return { queued: queue.length - retrying + inFlight, retrying, dead: dead.length };
+    },
     async resend(id) {
       const i = dead.findIndex((d) => d.id === id);
       if (i < 0) return false;

@@ -217,6 +217,11 @@ export function createRedisWebhookQueue(redis: Redis, options: RedisQueueOptions
       return queued === 1;
     },
     ...redisDeadLetters(redis),
+    async backlog() {
+      const replies = (await redis.multi().xlen(webhookKeys.stream).zcard(webhookKeys.retry).hlen(webhookKeys.dead).exec()) ?? [];
+      const [queued, retrying, dead] = replies.map(([err, n]) => (err ? 0 : Number(n)));
+      return { queued: queued ?? 0, retrying: retrying ?? 0, dead: dead ?? 0 };
+    },
     startDelivery(a) {
       if (!blocking) throw new Error('delivering needs a blocking connection');
       attempt = a;

@@ -30,6 +30,13 @@ export function afterFailure(attempt: number, firstMs: number, nowMs: number, o:
   return { retryAt: nowMs + retryDelayMs(attempt, o.retryBaseMs, o.retryMaxMs) };
 }
 
+/** Events not yet delivered (gateway_webhook_backlog): due or in flight, waiting for a retry, given up. */
+export interface WebhookBacklog {
+  readonly queued: number;
+  readonly retrying: number;
+  readonly dead: number;
+}
+
 /** A send attempt: signs and POSTs; `ok` on a 2xx. */
 export type Attempt = (event: WebhookEvent) => Promise<{ ok: true } | { ok: false; error: string }>;
 
@@ -46,6 +53,8 @@ export interface WebhookQueue {
    */
   enqueueOnce(onceKey: string, onceUntilMs: number, event: WebhookEvent): Promise<boolean>;
   deadLetters(): Promise<DeadLetter[]>;
+  /** How many events wait, by state (counted, not read). */
+  backlog(): Promise<WebhookBacklog>;
   /** Moves a dead letter back to the queue (a fresh 24 h of retries); false when there is none with that id. */
   resend(id: string): Promise<boolean>;
   /** Starts delivering with `attempt` (only instances with WEBHOOK_URL call it). */

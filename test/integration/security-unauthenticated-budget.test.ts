@@ -84,6 +84,34 @@ describe('configured, against the Redis key store', () => {
   });
 });
 
+describe('a full table, through X-Forwarded-For behind TRUST_PROXY (finding 2 of the third security round)', () => {
+  let gateway: Proc;
+  beforeAll(async () => {
+    const dir = makeTempDir();
+    // A small table, so the test fills it with 20 addresses instead of 100,000.
+    const config = writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS, refused_authentication: { per_address_per_minute: 3, tracked_per_minute: 20 } }), dir);
+    gateway = await startGateway({ backendUrl: 'http://127.0.0.1:9', keysFile: writeKeysFile([KEY], dir), gatewayConfig: config, env: { TRUST_PROXY: '127.0.0.1/32' } });
+  }, 60_000);
+  afterAll(async () => {
+    await gateway?.stop();
+  });
+
+  const from = (address: string): Promise<number> =>
+    send(gateway.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('spray'), 'x-forwarded-for': address } }).then((a) => a.status);
+
+  test('21 addresses fill a table of 20: a fresh address is still refused 429 after its network\'s budget, never unbudgeted', async () => {
+    await awayFromMinuteEdge(15_000);
+    for (let i = 0; i < 20; i++) expect(await from(`198.18.${i}.1`)).toBe(401);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push(await from('203.0.113.9'));
+    process.stdout.write(`finding 2 (round 3): table full, a fresh address gets ${statuses.filter((s) => s === 401).length} × 401 then 429\n`);
+    expect(statuses).toEqual([...Array(3).fill(401), ...Array(7).fill(429)]);
+    // Its /24 shares that budget; an address charged before the table filled keeps its own.
+    expect(await from('203.0.113.77')).toBe(429);
+    expect(await from('198.18.0.1')).toBe(401);
+  });
+});
+
 test('a bad budget in gateway.yaml stops start-up with one line naming the field', async () => {
   const dir = makeTempDir();
   const config = writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS, refused_authentication: { per_address_per_minute: -1 } }), dir);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { normaliseAddress } from '../../gateway/keys/address';
+import { normaliseAddress } from '../../gateway/client-address';
 import { generateKeyValue, isPlausibleKeyValue, KEY_PREFIX, sha256Hex } from '../../gateway/keys/key-format';
 import { isWellFormedKeyEntry, KeyEntrySchema, loadKeysFile, readKeysFile } from '../../gateway/keys/keys-file';
 import { createFileKeyStore } from '../../gateway/keys/file-key-store';

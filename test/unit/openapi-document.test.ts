@@ -4,7 +4,8 @@ import express from 'express';
 import request from 'supertest';
 import YAML from 'yaml';
 import { ERROR_CATALOGUE, ERROR_CODES } from '../../gateway/errors';
-import { createReferenceRouter, DOCS_CSP, findRepoRoot, REFERENCE_PATHS } from '../../gateway/reference/reference-router';
+import { createReferenceRouter, DOCS_CSP, REFERENCE_PATHS } from '../../gateway/reference/reference-router';
+import { findRepoRoot } from '../../gateway/repo-root';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const DOC_FILE = path.join(ROOT, 'openapi', 'openapi.yaml');

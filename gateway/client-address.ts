@@ -5,7 +5,8 @@ const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
 const MAPPED_PREFIX = '::ffff:';
 
 /**
- * Normalises an IP address so that equal addresses compare equal as strings: IPv4-mapped IPv6
+ * Normalises an IP address (the client's, in observe.ts; a key's registered ones, in
+ * keys/address-list.ts) so that equal addresses compare equal as strings: IPv4-mapped IPv6
  * (`::ffff:127.0.0.1`, `::ffff:7f00:1`) becomes IPv4, IPv6 is written in RFC 5952 form, and a
  * zone index is dropped. Returns undefined for anything that is not an address.
  */
