@@ -15,7 +15,7 @@ import { createFileKeyStore } from '../../gateway/keys/file-key-store';
 import { loadKeysFile } from '../../gateway/keys/keys-file';
 import { createMemoryCounters, type MemoryCounters } from '../../gateway/limits/memory-counters';
 import { createMetrics } from '../../gateway/ops/metrics';
-import { createRefusedAuthBudget } from '../../gateway/policies/refused-auth-budget';
+import { createRefusedAuthBudget } from '../../gateway/limits/refused-auth-table';
 import { fixtureListings } from '../fixtures/listings';
 import { checkAnswersOf } from './answer-conformance';
 import {
