@@ -7,7 +7,7 @@ import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
 import { createRequestObserver } from './observe';
 import type { Metrics } from './ops/metrics';
-import { runSteps, type RequestContext, type RouteName, type Step } from './pipeline';
+import { runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
 import { authenticate } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
@@ -46,6 +46,8 @@ export interface AppDeps {
   readonly usage?: UsageRecorder;
   /** Quota notifications: sees each limit decision (no I/O unless a threshold is crossed). */
   readonly quotaWatcher?: QuotaWatcher;
+  /** Traces (gateway/tracing/), when on. */
+  readonly tracer?: RequestTracer;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -75,7 +77,7 @@ function createReferenceApp(): RequestListener {
  */
 export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
-  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
+  const beginRequest = createRequestObserver(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)), deps.tracer);
   const answerError = createErrorHandler(deps.logger, deps.counters);
   const reference = createReferenceApp();
 

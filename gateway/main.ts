@@ -43,6 +43,7 @@ import { checkAtStartup } from './redis/startup-check';
 import { createSubscriber, type Subscriber } from './redis/subscriber';
 import { createRefusedAuthBudget } from './policies/refused-auth-budget';
 import { createServer } from './server';
+import { startTracing } from './tracing/start-tracing';
 import { createIdentitySigner } from './upstream/caller-identity';
 import { createInsightsUpstream } from './upstream/insights-client';
 import { runPrimary, workerCount } from './workers/primary';
@@ -199,7 +200,10 @@ async function main(): Promise<void> {
   const identitySecret = env.INSIGHTS_IDENTITY_SECRET ? Buffer.from(env.INSIGHTS_IDENTITY_SECRET, 'base64url') : randomBytes(32);
   const insights = createInsightsUpstream(gatewayConfig.insightsUpstream, env.UPSTREAM_TIMEOUT_MS, createIdentitySigner(identitySecret));
   const refusedAuth = createRefusedAuthBudget(gatewayConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE);
+  // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
+  const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const gateway = createGateway({
+    ...(tracing ? { tracer: tracing.requestTracer } : {}),
     refusedAuth,
     logger,
     metrics,
@@ -352,7 +356,7 @@ async function main(): Promise<void> {
           }),
       ),
     )
-      .then(() => Promise.all([stores.close(), insights.close(), usage?.close(), webhooks?.close()]))
+      .then(() => Promise.all([stores.close(), insights.close(), usage?.close(), webhooks?.close(), tracing?.shutdown(2_000)]))
       .then(() => Promise.all(redisClients.map((c) => c.quit().catch(() => c.disconnect()))))
       .finally(() => {
         clearInterval(sweep);

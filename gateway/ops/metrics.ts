@@ -101,7 +101,13 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     help: '1 while the Redis key store answers without its marker (restarted empty or flushed: restore it from an export), else 0; absent without the Redis key store.',
     registers: options.redis ? [registry] : [],
   });
-  return { registry, tally, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
+  const spansDropped = new Counter({
+    name: 'gateway_spans_dropped_total',
+    help: 'Trace spans dropped, never exported: the bounded queue was full (queue_full) or the export failed (export_failed); 0 while tracing is off.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return { registry, tally, countsKey, keyStoreLost, spansDropped, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

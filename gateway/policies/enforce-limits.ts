@@ -29,8 +29,15 @@ export function enforceLimits(
   return function enforceKeyLimits(ctx) {
     const key = ctx.key!;
     const atMs = Date.now();
+    const span = ctx.trace?.step('limits.check');
     const decision = counters.consume(key.id, key.limits, atMs);
-    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs));
+    if (decision instanceof Promise) {
+      return decision.then((d) => {
+        span?.end(d.kind === 'allowed' ? undefined : d.kind === 'unavailable' ? 'counters_unavailable' : d.code);
+        apply(ctx, d, atMs);
+      });
+    }
+    span?.end(decision.kind === 'allowed' ? undefined : decision.kind === 'unavailable' ? 'counters_unavailable' : decision.code);
     apply(ctx, decision, atMs);
   };
 }
