@@ -7,7 +7,7 @@ import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
 import { createRequestObserver } from './observe';
 import type { Metrics } from './ops/metrics';
-import { runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
+import { referenceContexts, runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
 import { authenticate } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
@@ -107,7 +107,10 @@ export function createGateway(deps: AppDeps): RequestListener {
       ctx.route = match.route;
       ctx.params = match.params;
       if (req.method !== 'GET') throw new ApiError('method_not_allowed');
-      if (match.route === 'reference') return reference(req, res);
+      if (match.route === 'reference') {
+        referenceContexts.set(req, ctx);
+        return reference(req, res);
+      }
       runSteps(routes[match.route], ctx).catch((err: unknown) => answerError(err, ctx));
     } catch (err) {
       answerError(err, ctx);

@@ -71,6 +71,9 @@ export interface RequestTrace extends CallTrace {
   ids(): { readonly traceId: string; readonly spanId: string } | undefined;
 }
 
+/** The context of a request handed to the reference app (express), so its answers are logged like the others. */
+export const referenceContexts = new WeakMap<IncomingMessage, RequestContext>();
+
 /** Starts a request's trace (continuing the caller's `traceparent`); undefined for paths not traced. */
 export type RequestTracer = (req: IncomingMessage, path: string) => RequestTrace | undefined;
 
