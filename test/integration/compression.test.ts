@@ -68,8 +68,9 @@ test('each coding decodes to the identity bytes; Vary on the compressed and the 
 test.each([
   ['gzip;q=0.2, br;q=0.8', 'br'],
   ['br;q=0, gzip', 'gzip'],
-  ['*', 'br'],
-  ['*;q=0.5, br;q=0', HAS_ZSTD ? 'zstd' : 'gzip'],
+  ['*', 'gzip'],
+  ['*;q=0.5, gzip;q=0', 'br'],
+  ['*;q=0.5, gzip;q=0, br;q=0', HAS_ZSTD ? 'zstd' : undefined],
   ['gzip;q=0.5, identity', undefined],
   ['identity', undefined],
   ['br;q=0, gzip;q=0', undefined],
