@@ -9,7 +9,10 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { fixtureListings } from '../fixtures/listings';
-import { getWithKey, sha256Hex, sleep, startStack, writeListingsFile, type Proc, type Stack } from '../kit/gateway-stack';
+import { stringify } from 'yaml';
+import {
+  DEFAULT_TIERS, getWithKey, randomKeyValue, sha256Hex, sleep, startGateway, startStack, startStub, writeKeysFile, writeListingsFile, writeTempFile, type Proc, type Stack,
+} from '../kit/gateway-stack';
 import { accessLines, announcedUrl } from '../kit/log-lines';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../kit/otlp-receiver';
 import { startProcess } from '../kit/processes';
@@ -123,6 +126,34 @@ test('parentbased_traceidratio with ratio 0 records nothing, at the gateway or t
   const gatewayTraces = new Set(receiver.spans.filter((s) => s.service === 'listings-gateway').map((s) => s.traceId));
   expect(receiver.spans.filter((s) => s.service === 'listings-data-service' && !gatewayTraces.has(s.traceId))).toEqual([]);
   expect(accessLines(quiet.output).filter((l) => 'trace_id' in l)).toEqual([]);
+});
+
+test("the insights service gets a traceparent naming the gateway's client span, and the caller's tracestate", async () => {
+  const insights = await startStub((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"series":[]}'));
+  const value = randomKeyValue('insights');
+  keyValues.push(value);
+  const gateway = await startGateway({
+    backendUrl: backend!.url,
+    keysFile: writeKeysFile([{ id: 'insights-adv', value, tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active' }]),
+    gatewayConfig: writeTempFile('gateway.yaml', stringify({ tiers: DEFAULT_TIERS, insights: { upstream: insights.url } })),
+    env: otel(receiver),
+  });
+  try {
+    const traceId = randomBytes(16).toString('hex');
+    const answer = await getWithKey(gateway.url, '/v1/insights/prices?region=GB', value, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, tracestate: 'caller=1' } });
+    expect(answer.status).toBe(200);
+    const sent = insights.requests[0]!.headers;
+    const call = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === CLIENT), 'the insights call span');
+    expect(sent.traceparent).toBe(`00-${traceId}-${call.spanId}-01`);
+    expect(sent.tracestate).toBe('caller=1');
+    expect(call.attributes['server.port']).toBe(insights.port);
+    const server = await until(() => gatewaySpan(traceId), 'the insights server span');
+    expect(server).toMatchObject({ name: 'GET /v1/insights/{path}' });
+    expect(call.parentSpanId).toBe(server.spanId);
+  } finally {
+    await gateway.stop();
+    await insights.close();
+  }
 });
 
 test('no attribute of any span carries a key value or its hash', async () => {
