@@ -87,7 +87,10 @@ test('one trace: the gateway server span, its key look-up, limit check and upstr
   expect(lookup).toMatchObject({ parentSpanId: server.spanId, kind: CLIENT, attributes: { 'db.system.name': 'redis' } });
   expect(inTrace().find((s) => s.name === 'limits.check')).toMatchObject({ parentSpanId: server.spanId });
   expect(call.parentSpanId).toBe(server.spanId);
-  expect(call.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.response.status_code': 200, 'server.address': '127.0.0.1', 'server.port': Number(new URL(backend!.url).port) });
+  expect(call.attributes).toMatchObject({
+    'http.request.method': 'GET', 'http.response.status_code': 200, 'server.address': '127.0.0.1', 'server.port': Number(new URL(backend!.url).port),
+    'url.full': `${backend!.url}/internal/v1/listings`, // without the query
+  });
   // The data service continued the trace from the traceparent naming the gateway's client span.
   expect(data).toMatchObject({ kind: SERVER, parentSpanId: call.spanId, name: 'GET /internal/v1/listings' });
   expect(data.attributes).toMatchObject({ 'http.response.status_code': 200 });
