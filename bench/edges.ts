@@ -69,10 +69,15 @@ export function measureLevels(page: Buffer, rounds: number): LevelRow[] {
   return rows;
 }
 
-/** The rule (codecs.ts): the most bytes saved per µs; levels within 15 % of the best are equal, and the smallest output wins. */
+/**
+ * The rule (codecs.ts): the most bytes saved per µs; levels within 15 % of the best are equal, and
+ * among them the smallest output wins (outputs within 1 % of each other equal too: then the cheaper).
+ */
 export function pickLevel(rows: readonly LevelRow[]): LevelRow {
   const best = Math.max(...rows.map((r) => r.savedPerUs));
-  return rows.filter((r) => r.savedPerUs >= best * 0.85).sort((a, b) => a.bytes - b.bytes)[0]!;
+  const equal = rows.filter((r) => r.savedPerUs >= best * 0.85);
+  const fewest = Math.min(...equal.map((r) => r.bytes));
+  return equal.filter((r) => r.bytes <= fewest * 1.01).sort((a, b) => a.cpuUs - b.cpuUs)[0]!;
 }
 
 interface Target { name: string; url: string; pid: number; headers: Record<string, string> }
