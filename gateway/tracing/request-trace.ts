@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { carriesKey } from '../keys/key-format';
 import type { RequestContext, RequestTrace, RequestTracer, StepSpan } from '../pipeline';
 import type { CallSpan, RawAnswer } from '../upstream/json-caller';
 
@@ -135,6 +136,19 @@ class UnrecordedRequest implements RequestTrace {
 }
 
 /**
+ * The caller's trace context, unless its `traceparent` or `tracestate` carries a key (the caller's
+ * own, or one in this project's format): the trace state is forwarded to the data service and the
+ * insights service and exported, so such a request starts a trace of its own instead.
+ */
+function callerContext(req: IncomingMessage): Context {
+  const { traceparent, tracestate } = req.headers;
+  if (traceparent === undefined) return ROOT_CONTEXT;
+  const key = req.headers['x-api-key'];
+  if (carriesKey(String(traceparent), key) || (tracestate !== undefined && carriesKey(String(tracestate), key))) return ROOT_CONTEXT;
+  return propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
+}
+
+/**
  * The gateway's tracer hook: a server span per request under `/v1`, continuing the caller's
  * `traceparent`/`tracestate` (W3C Trace Context) when it sent a valid one. Contexts are passed by
  * hand (no context manager, no async hooks): only the request's own steps are spans.
@@ -143,8 +157,7 @@ export function createRequestTracer(tracer: Tracer): RequestTracer {
   return function traceRequest(req: IncomingMessage, path: string) {
     if (!path.startsWith('/v1/')) return undefined;
     const method = req.method && KNOWN_METHODS.has(req.method) ? req.method : '_OTHER';
-    const parent = req.headers.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, callerContext(req));
     return span.isRecording() ? new RecordedRequest(tracer, span) : new UnrecordedRequest(span);
   };
 }

@@ -153,6 +153,15 @@ test("the insights service gets a traceparent naming the gateway's client span, 
     const server = await until(() => gatewaySpan(traceId), 'the insights server span');
     expect(server).toMatchObject({ name: 'GET /v1/insights/{path}' });
     expect(call.parentSpanId).toBe(server.spanId);
+
+    // A trace context that carries the key is not continued, so the key is neither forwarded nor exported.
+    const keyTrace = randomBytes(16).toString('hex');
+    const carried = await getWithKey(gateway.url, '/v1/insights/prices', value, { headers: { traceparent: `00-${keyTrace}-${randomBytes(8).toString('hex')}-01`, tracestate: `k=${value}` } });
+    expect(carried.status).toBe(200);
+    const forwarded = insights.requests[1]!.headers;
+    expect(forwarded.tracestate).toBeUndefined();
+    expect(forwarded.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(forwarded.traceparent).not.toContain(keyTrace);
   } finally {
     await gateway.stop();
     await insights.close();
