@@ -107,6 +107,8 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  // Both series from the start, so a dashboard or an alert finds them before the first drop.
+  for (const reason of ['queue_full', 'export_failed']) spansDropped.inc({ reason }, 0);
   return { registry, tally, countsKey, keyStoreLost, spansDropped, requests, duration, keyRequests, limitDecisions, upstreamErrors, keyCache, redisUp, reloads };
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ConfigError } from '../../gateway/config/config-error';
 import { parseEnv } from '../../gateway/config/env';
 import { parseTracingEnv } from '../../gateway/config/otel-env';
+import { createMetrics } from '../../gateway/ops/metrics';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
@@ -89,5 +90,13 @@ describe('tracing off', () => {
   it('loads no OpenTelemetry module; on, the SDK is loaded', () => {
     expect(loadedOtelModules(undefined)).toBe(0);
     expect(loadedOtelModules('http://127.0.0.1:9')).toBeGreaterThan(10);
+  });
+});
+
+describe('gateway_spans_dropped_total', () => {
+  it('is on /metrics from the start, at 0 for both reasons', async () => {
+    const text = await createMetrics({ redis: false }).registry.metrics();
+    expect(text).toContain('gateway_spans_dropped_total{reason="queue_full"} 0');
+    expect(text).toContain('gateway_spans_dropped_total{reason="export_failed"} 0');
   });
 });
