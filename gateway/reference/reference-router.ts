@@ -145,8 +145,11 @@ interface Asset {
 
 const asset = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, variants: new StaticVariants(body) });
 
-/** A variant's own validator: a compressed form is another representation (RFC 9110 §8.8.3). */
-const variantEtag = (etag: string, coding: string): string => (coding === 'identity' ? etag : `${etag.slice(0, -1)}-${coding}"`);
+/**
+ * A compressed form's validator: the asset's, weak (as nginx does), since the forms are
+ * equivalent but not byte-for-byte the same; a revalidation (weak comparison) matches either form.
+ */
+const variantEtag = (etag: string, coding: string): string => (coding === 'identity' ? etag : `W/${etag}`);
 
 /**
  * Sends a fixed body, compressed as the caller's Accept-Encoding allows (StaticVariants), with
@@ -179,12 +182,15 @@ function readAsset(file: string, type: string): Asset {
   }
 }
 
+/** An entity tag without its weakness indicator, for the weak comparison. */
+const opaque = (tag: string): string => (tag.startsWith('W/') ? tag.slice(2) : tag);
+
 /** True when an If-None-Match header names this ETag (weak comparison, as RFC 9110 asks for GET) or is `*`. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(',').some((tag) => {
     const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
+    return t === '*' || opaque(t) === opaque(etag);
   });
 }
 
