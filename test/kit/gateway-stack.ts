@@ -12,7 +12,7 @@ import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:h
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
+import zlib, { crc32 } from 'node:zlib';
 import { stringify } from 'yaml';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../gateway/errors';
 import { fixtureListings, type FixtureListing } from '../fixtures/listings';
@@ -399,6 +399,14 @@ export interface SendOptions {
  * port to a path under `/v1` or `/docs` that departs from openapi/openapi.yaml rejects with a
  * ConformanceError naming every difference.
  */
+/** An answer's body as the gateway meant it: node:http does not decode a Content-Encoding (the gateway compresses when asked). */
+function decodedBody(raw: Buffer, coding: string | undefined): Buffer {
+  if (coding === 'gzip') return zlib.gunzipSync(raw);
+  if (coding === 'br') return zlib.brotliDecompressSync(raw);
+  if (coding === 'zstd') return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(raw);
+  return raw;
+}
+
 export function send(baseUrl: string, requestPath: string, options: SendOptions = {}): Promise<Answer> {
   const base = new URL(baseUrl);
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -419,7 +427,13 @@ export function send(baseUrl: string, requestPath: string, options: SendOptions 
         res.on('error', reject);
         res.on('end', () => {
           clearTimeout(timer);
-          const text = Buffer.concat(chunks).toString('utf8');
+          let text: string;
+          try {
+            text = decodedBody(Buffer.concat(chunks), res.headers['content-encoding']).toString('utf8');
+          } catch (err) {
+            reject(err);
+            return;
+          }
           let body: unknown;
           if (/^application\/json/i.test(res.headers['content-type'] ?? '')) {
             try {
