@@ -17,6 +17,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { LOG_FORMAT } from '../gateway/log-format';
+import { parseTracingEnv, type TracingConfig } from '../gateway/config/otel-env';
+import { ConfigError as TracingConfigError } from '../gateway/config/config-error';
+import { startTracing, type Tracing } from '../gateway/tracing/start-tracing';
 import { DEFAULT_LISTINGS_COUNT, generateListings } from './generate';
 import type { StoredListing } from './listing';
 import { ListingIndex } from './listing-index';
@@ -32,6 +35,8 @@ interface BackendConfig {
   listingsFile: string | undefined;
   listingsCount: number;
   logLevel: string;
+  /** Traces: the standard OTEL_* variables, as the gateway reads them (service name listings-data-service). */
+  tracing: TracingConfig | undefined;
 }
 
 /** Upper bound on generated listings: far above any benchmark, low enough to stay in memory. */
@@ -63,6 +68,7 @@ function readConfig(env: NodeJS.ProcessEnv): BackendConfig {
     listingsFile: setting(env, 'LISTINGS_FILE'),
     listingsCount: integerSetting(env, 'LISTINGS_COUNT', DEFAULT_LISTINGS_COUNT, 0, MAX_LISTINGS_COUNT),
     logLevel,
+    tracing: parseTracingEnv(env, 'listings-data-service'),
   };
 }
 
@@ -72,7 +78,7 @@ function fail(message: string): void {
 }
 
 /** Set once the server exists; a signal before then simply ends the process. */
-let running: { server: Server; logger: Logger } | undefined;
+let running: { server: Server; logger: Logger; tracing?: Tracing } | undefined;
 let stopping = false;
 
 function stop(signal: NodeJS.Signals): void {
@@ -82,12 +88,12 @@ function stop(signal: NodeJS.Signals): void {
   const { server, logger } = running;
   logger.info({ signal }, 'stopping');
   // close() stops accepting and drops idle keep-alive sockets; in-flight answers still finish.
-  server.close(() => process.exit(0));
+  server.close(() => void (running?.tracing?.shutdown(2_000) ?? Promise.resolve()).finally(() => process.exit(0)));
   server.closeIdleConnections();
   setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const started = performance.now();
   // Handlers go in first: a signal that arrives while listings are still being generated is then
   // handled (once start-up yields to the event loop) instead of killing the process outright.
@@ -100,7 +106,7 @@ function main(): void {
     config = readConfig(process.env);
     listings = config.listingsFile !== undefined ? loadListingsFile(config.listingsFile) : generateListings(config.listingsCount);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof ListingsFileError) return fail(error.message);
+    if (error instanceof ConfigError || error instanceof TracingConfigError || error instanceof ListingsFileError) return fail(error.message);
     throw error;
   }
   const { host, port: requestedPort, listingsFile } = config;
@@ -113,8 +119,9 @@ function main(): void {
     pino.destination({ dest: 1, sync: true }),
   );
   const index = new ListingIndex(listings);
-  const server = createBackendServer(index, logger);
-  running = { server, logger };
+  const tracing = await startTracing(config.tracing, (count, reason) => logger.debug({ count, reason }, 'spans dropped'));
+  const server = createBackendServer(index, logger, tracing?.serverSpans);
+  running = { server, logger, ...(tracing ? { tracing } : {}) };
 
   server.once('error', (error) => {
     fail(`backend-mock: cannot listen on ${host}:${requestedPort}: ${error.message}`);
@@ -136,4 +143,4 @@ function main(): void {
   });
 }
 
-main();
+void main();

@@ -12,6 +12,7 @@ import http, { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { LISTING_TYPES, ListingType, PROPERTY_TYPES, PropertyType } from './listing';
 import type { ListingFilter, ListingIndex } from './listing-index';
+import type { ServerSpans } from '../gateway/tracing/request-trace';
 
 /** What the server needs from the index; a narrow type so tests can substitute a failing one. */
 export type ListingSource = Pick<ListingIndex, 'page' | 'get' | 'size'>;
@@ -166,8 +167,19 @@ function handle(index: ListingSource, req: IncomingMessage, res: ServerResponse)
   }
 }
 
-export function createBackendServer(index: ListingSource, logger: Logger): http.Server {
+/** The route of a path, for its span: a template, never the id or query. */
+function spanRoute(url: string | undefined): string {
+  const path = (url ?? '/').split('?', 1)[0]!;
+  return path === LIST_PATH || path === HEALTH_PATH ? path : path.startsWith(ITEM_PREFIX) ? `${ITEM_PREFIX}{country}/{id}` : 'unmatched';
+}
+
+/** `serverSpans`: a span per request continuing the caller's trace (when OTEL_* turn tracing on). */
+export function createBackendServer(index: ListingSource, logger: Logger, serverSpans?: ServerSpans): http.Server {
   const server = http.createServer((req, res) => {
+    if (serverSpans) {
+      const end = serverSpans(req, spanRoute(req.url));
+      res.once('close', () => end(res.statusCode));
+    }
     const timed = logger.isLevelEnabled('debug');
     const started = timed ? performance.now() : 0;
     // A GET body is never read; draining it keeps the connection usable for the next request.

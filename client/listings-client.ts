@@ -131,7 +131,8 @@ export class ListingsClient {
       try {
         response = await this.fetchImpl(url, {
           method: 'GET',
-          headers: { 'x-api-key': this.apiKey, accept: 'application/json' },
+          // Compressed answers asked for by name: fetch decodes br and gzip on every Node it runs on.
+          headers: { 'x-api-key': this.apiKey, accept: 'application/json', 'accept-encoding': 'br, gzip' },
           signal: AbortSignal.timeout(this.timeoutMs),
           redirect: 'error',
         });

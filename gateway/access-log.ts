@@ -24,6 +24,13 @@ export interface AccessLine {
   reason?: string;
   window?: string;
   upstream?: string;
+  /** The answer's body: its encoding (`identity` when not compressed), its size and the size sent. */
+  encoding?: string;
+  bytes?: number;
+  sent_bytes?: number;
+  /** The request's recorded span (tracing on and sampled). */
+  trace_id?: string;
+  span_id?: string;
 }
 
 /** The line's fields for this answer. Never a key value, a header or the URL as sent. */
@@ -48,6 +55,16 @@ export function accessLine(ctx: RequestContext, status: number, seconds: number)
     if (ctx.reason) line.reason = ctx.reason;
     if (ctx.window) line.window = ctx.window;
     if (ctx.upstream) line.upstream = ctx.upstream;
+  }
+  if (ctx.encoded) {
+    line.encoding = ctx.encoded.encoding;
+    line.bytes = ctx.encoded.bytes;
+    line.sent_bytes = ctx.encoded.sentBytes;
+  }
+  const ids = ctx.trace?.ids();
+  if (ids) {
+    line.trace_id = ids.traceId;
+    line.span_id = ids.spanId;
   }
   return line;
 }

@@ -7,7 +7,7 @@ import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
 import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
-import { runSteps, type RequestContext, type RouteName, type Step } from './pipeline';
+import { referenceContexts, runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
 import { authenticate } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
@@ -47,6 +47,8 @@ export interface AppDeps {
   readonly usage?: UsageRecorder;
   /** Quota notifications: sees each limit decision (no I/O unless a threshold is crossed). */
   readonly quotaWatcher?: QuotaWatcher;
+  /** Traces (gateway/tracing/), when on. */
+  readonly tracer?: RequestTracer;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -76,7 +78,7 @@ function createReferenceApp(): RequestListener {
  */
 export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
-  const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)));
+  const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)), deps.tracer);
   const answerError = createErrorHandler(deps.logger, deps.counters);
   const reference = createReferenceApp();
 
@@ -108,7 +110,10 @@ export function createGateway(deps: AppDeps): RequestListener {
       ctx.route = match.route;
       ctx.params = match.params;
       if (req.method !== 'GET') throw new ApiError('method_not_allowed');
-      if (match.route === 'reference') return reference(req, res);
+      if (match.route === 'reference') {
+        referenceContexts.set(req, ctx);
+        return reference(req, res);
+      }
       runSteps(routes[match.route], ctx).catch((err: unknown) => answerError(err, ctx));
     } catch (err) {
       answerError(err, ctx);

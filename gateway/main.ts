@@ -11,6 +11,7 @@ import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
 import { createServing, startPublicListener } from './startup/serving';
 import { drainServers, stopOnSignals } from './startup/shutdown';
+import { startTracing } from './tracing/start-tracing';
 import { startUsageAndWebhooks } from './startup/usage-and-webhooks';
 import { isWorker, workerLogger } from './workers/worker-side';
 
@@ -32,7 +33,9 @@ async function main(): Promise<void> {
   const keys = startKeyStore(env, gatewayConfig, fileKeys, redis, logger, metrics);
   const usageAndWebhooks = startUsageAndWebhooks(env, gatewayConfig, redis, logger);
   const { usageStore, usage, webhooks } = usageAndWebhooks;
-  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks });
+  // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
+  const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
+  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
   const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
   const reloads = startReloads(env, { keys, serving, operators, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, logger, metrics);

@@ -7,7 +7,7 @@ import { normaliseAddress } from './client-address';
 import { carriesKey } from './keys/key-format';
 import type { Metrics } from './ops/metrics';
 import type { HistogramCell } from './ops/tally';
-import type { RequestContext } from './pipeline';
+import type { RequestContext, RequestTracer } from './pipeline';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Metrics label of each route: its path template (a bounded set). */
@@ -36,6 +36,8 @@ export function createBeginRequest(
   trustedProxies: readonly string[],
   /** Told of every finished answer to an identified key (usage history). */
   onKeyAnswered?: (keyId: string, status: number, code: string | undefined) => void,
+  /** Traces (gateway/tracing/); absent when tracing is off: then one branch is all it costs. */
+  tracer?: RequestTracer,
 ): BeginRequest {
   const trust = trustedProxies.length ? proxyaddr.compile([...trustedProxies]) : undefined;
   const tally = metrics.tally;
@@ -64,6 +66,7 @@ export function createBeginRequest(
       route: 'unmatched',
       params: {},
     };
+    if (tracer) ctx.trace = tracer(req, ctx.path);
 
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -78,6 +81,7 @@ export function createBeginRequest(
       if (ctx.upstream) tally.upstreamErrors.add(ctx.upstream);
       if (keyId && metrics.countsKey(keyId)) tally.keyRequests.add(keyId, status);
       if (keyId && onKeyAnswered) onKeyAnswered(keyId, status, ctx.errorCode);
+      ctx.trace?.end(ctx, status);
       logAnswered(logger, ctx, status, seconds);
     });
     return ctx;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CursorFilters } from './cursor/cursor-codec';
 import type { KeyRecord } from './keys/key-record';
+import type { CallTrace } from './upstream/json-caller';
 import type { ItemQuery, ListQuery } from './validation/query';
 
 /** The endpoints of the public surface. */
@@ -46,7 +47,35 @@ export interface RequestContext {
   cursorFilters?: CursorFilters;
   /** Position in the data service decoded from the caller's cursor. */
   cursorPosition?: string;
+  /** This request's trace: set only when tracing is on (gateway/tracing/). */
+  trace?: RequestTrace;
+  /** How the answer's body was sent, when it could have been compressed (send.ts): for the access line. */
+  encoded?: { readonly encoding: string; readonly bytes: number; readonly sentBytes: number };
 }
+
+/** One span of a step (key look-up, limit check): ended once, with what went wrong if anything did. */
+export interface StepSpan {
+  end(error?: string): void;
+}
+
+/**
+ * The hooks a request's trace offers the pipeline (implemented in gateway/tracing/, loaded only
+ * when tracing is on). A trace that was not sampled offers the same hooks at next to no cost.
+ */
+export interface RequestTrace extends CallTrace {
+  /** A child span of the request's server span. */
+  step(name: string): StepSpan;
+  /** The answer is done: the server span ends with the route, status, error and key id. */
+  end(ctx: RequestContext, status: number): void;
+  /** The ids for the access line, when the server span is recorded. */
+  ids(): { readonly traceId: string; readonly spanId: string } | undefined;
+}
+
+/** The context of a request handed to the reference app (express), so its answers are logged like the others. */
+export const referenceContexts = new WeakMap<IncomingMessage, RequestContext>();
+
+/** Starts a request's trace (continuing the caller's `traceparent`); undefined for paths not traced. */
+export type RequestTracer = (req: IncomingMessage, path: string) => RequestTrace | undefined;
 
 /**
  * One step of a route: a policy or the final handler. It either returns (the next step runs),

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseTracingEnv, type TracingConfig } from './otel-env';
 import { parseRedisTopology, type RedisTopology } from './redis-env';
 
 const port = (fallback: number) =>
@@ -124,6 +125,8 @@ const EnvSchema = z.object({
 export type Env = z.infer<typeof EnvSchema> & {
   /** The shared Redis the variables chose; undefined: counters in memory and no Redis key store. */
   readonly redis?: RedisTopology;
+  /** Traces (the standard OTEL_* variables, otel-env.ts); undefined: off, nothing loaded. */
+  readonly tracing?: TracingConfig;
 };
 
 /** Combinations that each variable alone cannot judge. */
@@ -155,7 +158,8 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
     throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
   }
   const redis = parseRedisTopology(parsed.data);
-  const env: Env = { ...parsed.data, ...(redis ? { redis } : {}) };
+  const tracing = parseTracingEnv(cleaned);
+  const env: Env = { ...parsed.data, ...(redis ? { redis } : {}), ...(tracing ? { tracing } : {}) };
   checkCombinations(env);
   return Object.freeze(env);
 }

@@ -122,6 +122,14 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     help: '1 while the Redis key store answers without its marker (restarted empty or flushed: restore it from an export), else 0; absent without the Redis key store.',
     registers: options.redis ? [registry] : [],
   });
+  const spansDropped = new Counter({
+    name: 'gateway_spans_dropped_total',
+    help: 'Trace spans dropped, never exported: the bounded queue was full (queue_full) or the export failed (export_failed); 0 while tracing is off.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Both series from the start, so a dashboard or an alert finds them before the first drop.
+  for (const reason of ['queue_full', 'export_failed']) spansDropped.inc({ reason }, 0);
   /** Turns `gateway_webhook_backlog` on: `source` is read at every scrape. */
   const watchWebhookBacklog = (source: () => Promise<{ queued: number; retrying: number; dead: number }>): void => {
     new Gauge({
@@ -138,7 +146,7 @@ export function createMetrics(options: { redis: boolean; perKey?: PerKeyMetrics 
     });
   };
   return {
-    registry, tally, countsKey, keyStoreLost, requests, duration, keyRequests, limitDecisions, limitRefusals, limitCheck, upstreamErrors, keyCache, redisUp, reloads,
+    registry, tally, countsKey, keyStoreLost, spansDropped, requests, duration, keyRequests, limitDecisions, limitRefusals, limitCheck, upstreamErrors, keyCache, redisUp, reloads,
     watchWebhookBacklog,
   };
 }

@@ -50,7 +50,14 @@ export function authenticate(store: KeyStore): Step {
     if (!isPlausibleKeyValue(value)) throw new ApiError('unauthenticated').because('key_bad_checksum');
     const lookup = store.lookup(sha256Hex(value));
     // The file store and a cached Redis record answer synchronously: no promise on that path.
-    if (lookup instanceof Promise) return lookup.then((found) => identify(ctx, found));
+    // One that leaves the process (Redis) is a span of the request's trace when tracing is on.
+    if (lookup instanceof Promise) {
+      const span = ctx.trace?.step('keys.lookup');
+      return lookup.then((found) => {
+        span?.end(found.kind === 'unavailable' ? 'key_store_unavailable' : undefined);
+        identify(ctx, found);
+      });
+    }
     identify(ctx, lookup);
   };
 }

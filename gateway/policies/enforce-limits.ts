@@ -4,6 +4,9 @@ import { setRateLimitHeaders } from '../limits/ratelimit-headers';
 import type { Metrics } from '../ops/metrics';
 import type { RequestContext, Step } from '../pipeline';
 
+/** What the limit check's span records: nothing when allowed, else why not. */
+const spanOutcome = (d: LimitDecision): string | undefined => (d.kind === 'allowed' ? undefined : d.kind === 'unavailable' ? 'counters_unavailable' : d.code);
+
 /**
  * Counts the request against the key's per-minute limit and daily and monthly quotas, as one step.
  * Sets `RateLimit-Policy` / `RateLimit`; refuses with 429 `quota_exceeded` or `rate_limited` and
@@ -32,8 +35,15 @@ export function enforceLimits(
     const key = ctx.key!;
     const atMs = Date.now();
     const started = performance.now();
+    const span = ctx.trace?.step('limits.check');
     const decision = counters.consume(key.id, key.limits, atMs);
-    if (decision instanceof Promise) return decision.then((d) => apply(ctx, d, atMs, started));
+    if (decision instanceof Promise) {
+      return decision.then((d) => {
+        span?.end(spanOutcome(d));
+        apply(ctx, d, atMs, started);
+      });
+    }
+    span?.end(spanOutcome(decision));
     apply(ctx, decision, atMs, started);
   };
 }

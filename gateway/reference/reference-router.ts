@@ -12,6 +12,8 @@ import path from 'node:path';
 import express from 'express';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { findRepoRoot } from '../repo-root';
+import { StaticVariants } from '../compression/static-variants';
+import { referenceContexts } from '../pipeline';
 
 /** The express path patterns served by the reference router (the app answers 405 on them). */
 export const REFERENCE_PATHS: string[] = ['/v1/openapi.json', '/docs', '/docs/assets/:file'];
@@ -115,14 +117,44 @@ ${operations.join('\n')}
 `;
 }
 
-/** A file of the page, held in memory: read once at start-up, with its strong validator. */
+/** A file of the page, held in memory: read once at start-up, with its strong validator and compressed forms. */
 interface Asset {
   readonly body: Buffer;
   readonly type: string;
   readonly etag: string;
+  readonly variants: StaticVariants;
 }
 
-const asset = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+const asset = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, variants: new StaticVariants(body) });
+
+/**
+ * A compressed form's validator: the asset's, weak (as nginx does), since the forms are
+ * equivalent but not byte-for-byte the same; a revalidation (weak comparison) matches either form.
+ */
+const variantEtag = (etag: string, coding: string): string => (coding === 'identity' ? etag : `W/${etag}`);
+
+/**
+ * Sends a fixed body, compressed as the caller's Accept-Encoding allows (StaticVariants), with
+ * `Vary: Accept-Encoding`; the access line gets the coding and both sizes.
+ */
+function sendVariant(req: express.Request, res: express.Response, found: Asset, etag?: string): void {
+  const variant = found.variants.pick(req.headers['accept-encoding']);
+  res.set('Vary', 'Accept-Encoding');
+  if (etag) {
+    const tag = variantEtag(etag, variant.coding);
+    res.set('ETag', tag);
+    if (matchesEtag(req.headers['if-none-match'], tag)) {
+      res.status(304).end();
+      return;
+    }
+  }
+  if (variant.coding !== 'identity') res.set('Content-Encoding', variant.coding);
+  const ctx = referenceContexts.get(req);
+  if (ctx) ctx.encoded = { encoding: variant.coding, bytes: found.body.length, sentBytes: variant.bytes.length };
+  res.type(found.type);
+  res.set('Content-Length', String(variant.bytes.length));
+  res.end(variant.bytes);
+}
 
 function readAsset(file: string, type: string): Asset {
   try {
@@ -132,12 +164,15 @@ function readAsset(file: string, type: string): Asset {
   }
 }
 
+/** An entity tag without its weakness indicator, for the weak comparison. */
+const opaque = (tag: string): string => (tag.startsWith('W/') ? tag.slice(2) : tag);
+
 /** True when an If-None-Match header names this ETag (weak comparison, as RFC 9110 asks for GET) or is `*`. */
 function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(',').some((tag) => {
     const t = tag.trim();
-    return t === '*' || t === etag || t === `W/${etag}`;
+    return t === '*' || opaque(t) === opaque(etag);
   });
 }
 
@@ -164,18 +199,21 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
   // Exact paths only, like the app: `/docs/` and `/DOCS` are not the surface.
   const router = express.Router({ caseSensitive: true, strict: true });
 
-  router.get('/v1/openapi.json', (_req, res) => {
+  const document = asset(Buffer.from(json), 'application/json; charset=utf-8');
+  const docsPage = asset(Buffer.from(page), 'text/html; charset=utf-8');
+
+  router.get('/v1/openapi.json', (req, res) => {
     res.set('Cache-Control', DOCUMENT_CACHE_CONTROL);
     res.set('X-Content-Type-Options', 'nosniff');
-    res.type('application/json').send(json);
+    sendVariant(req, res, document);
   });
 
-  router.get('/docs', (_req, res) => {
+  router.get('/docs', (req, res) => {
     res.set('Content-Security-Policy', DOCS_CSP);
     res.set('X-Content-Type-Options', 'nosniff');
     res.set('Referrer-Policy', 'no-referrer');
     res.set('Cache-Control', 'no-cache');
-    res.type('text/html; charset=utf-8').send(page);
+    sendVariant(req, res, docsPage);
   });
 
   // Asset names are matched exactly as sent, never percent-decoded: any other name, however it is
@@ -193,14 +231,7 @@ export function createReferenceRouter(options: { documentPath?: string } = {}): 
     }
     res.set('Cache-Control', ASSET_CACHE_CONTROL);
     res.set('X-Content-Type-Options', 'nosniff');
-    res.set('ETag', found.etag);
-    if (matchesEtag(req.headers['if-none-match'], found.etag)) {
-      res.status(304).end();
-      return;
-    }
-    res.type(found.type);
-    res.set('Content-Length', String(found.body.length));
-    res.end(found.body);
+    sendVariant(req, res, found, found.etag);
   });
 
   return router;

@@ -11,5 +11,5 @@ export function callContext(ctx: RequestContext): CallContext {
   // The caller may have left already (during the key or limit steps): its 'close' was emitted then.
   if (res.closed) onClose();
   else res.once('close', onClose);
-  return { requestId: ctx.requestId, signal };
+  return ctx.trace ? { requestId: ctx.requestId, signal, trace: ctx.trace } : { requestId: ctx.requestId, signal };
 }

@@ -3,7 +3,7 @@ import { carriesKey } from '../keys/key-format';
 import type { KeyRecord } from '../keys/key-record';
 import { normaliseCountry } from '../validation/iso-countries';
 import type { Step } from '../pipeline';
-import { sendJson } from '../send';
+import { sendJsonCompressible } from '../compression/send-compressed';
 import type { InsightsUpstream } from '../upstream/insights-client';
 import { errorForUpstream } from '../upstream/outcome';
 import { callContext } from './call-context';
@@ -81,7 +81,7 @@ export function insights(upstream: InsightsUpstream): Step {
     const key = ctx.key!;
     checkQuery(ctx.rawQuery, ctx.req.headers['x-api-key'], key);
     const result = await upstream.forward(ctx.params.subPath ?? '', ctx.rawQuery, callContext(ctx), { keyId: key.id, tier: key.tier, countries: key.countries });
-    if (result.kind === 'answer') return sendJson(ctx.res, 200, result.body);
+    if (result.kind === 'answer') return sendJsonCompressible(ctx, Buffer.from(JSON.stringify(result.body)));
     if (result.kind === 'refused') throw new ApiError('invalid_parameter', { parameter: result.parameter }).because('insights_refused_query');
     throw errorForUpstream(result);
   };

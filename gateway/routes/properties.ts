@@ -1,7 +1,7 @@
 import type { CursorCodec } from '../cursor/cursor-codec';
 import { ApiError } from '../errors';
 import type { Step } from '../pipeline';
-import { sendJson, sendJsonBytes } from '../send';
+import { sendJsonCompressible } from '../compression/send-compressed';
 import type { ListingStores } from '../upstream/listing-stores';
 import type { ListingsClient } from '../upstream/listings-client';
 import { errorForUpstream } from '../upstream/outcome';
@@ -34,7 +34,7 @@ export function listProperties(stores: ListingStores, cursors: CursorCodec): Ste
     // The envelope around the listings' bytes, as received when clean (page-bytes.ts); a cursor is
     // base64url and dots, so it needs no escaping.
     const tail = nextCursor === null ? LAST_PAGE_TAIL : Buffer.from(`,"next_cursor":"${nextCursor}"}`, 'latin1');
-    sendJsonBytes(ctx.res, 200, Buffer.concat([DATA_HEAD, page.items, tail], DATA_HEAD.length + page.items.length + tail.length));
+    sendJsonCompressible(ctx, Buffer.concat([DATA_HEAD, page.items, tail], DATA_HEAD.length + page.items.length + tail.length));
   };
 }
 
@@ -44,6 +44,6 @@ export function getProperty(stores: ListingStores): Step {
     const { country } = ctx.itemQuery!;
     const result = await storeFor(stores, country).getListing(country, ctx.params.id!, callContext(ctx));
     if (result.kind !== 'item') throw errorForUpstream(result);
-    sendJson(ctx.res, 200, { data: result.item });
+    sendJsonCompressible(ctx, Buffer.from(JSON.stringify({ data: result.item })));
   };
 }

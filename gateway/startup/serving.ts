@@ -25,6 +25,7 @@ import { announceListening, isWorker } from '../workers/worker-side';
 import type { KeyStores } from './key-store';
 import { listen } from './listeners';
 import type { SharedRedis } from './redis-and-counters';
+import type { Tracing } from '../tracing/start-tracing';
 import type { UsageAndWebhooks } from './usage-and-webhooks';
 
 export interface Serving {
@@ -42,6 +43,8 @@ export interface ServingDeps {
   readonly keyStore: KeyStore;
   readonly counters: Counters;
   readonly usageAndWebhooks: UsageAndWebhooks;
+  /** Present when tracing is on (gateway/tracing/). */
+  readonly tracing?: Tracing;
 }
 
 export function createServing(env: Env, config: GatewayConfig, deps: ServingDeps): Serving {
@@ -58,6 +61,7 @@ export function createServing(env: Env, config: GatewayConfig, deps: ServingDeps
   const { usage, webhooks } = deps.usageAndWebhooks;
   if (webhooks) deps.metrics.watchWebhookBacklog(() => webhooks.queue.backlog());
   const app = createGateway({
+    ...(deps.tracing ? { tracer: deps.tracing.requestTracer } : {}),
     refusedAuth,
     logger,
     metrics: deps.metrics,
@@ -70,7 +74,7 @@ export function createServing(env: Env, config: GatewayConfig, deps: ServingDeps
     ...(usage ? { usage } : {}),
     ...(webhooks ? { quotaWatcher: webhooks.watcher } : {}),
   });
-  return { app, stores, insights, refusedAuth, close: () => Promise.all([stores.close(), insights.close()]) };
+  return { app, stores, insights, refusedAuth, close: () => Promise.all([stores.close(), insights.close(), deps.tracing?.shutdown(2_000)]) };
 }
 
 export interface PublicListenerDeps {

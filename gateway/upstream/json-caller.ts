@@ -28,6 +28,19 @@ export interface CallContext {
   readonly signal: CallSignal;
   /** Headers of the gateway's own to add (e.g. the insights caller identity); never the caller's. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The request's trace, when tracing is on: the call gets a client span and sends its `traceparent`. */
+  readonly trace?: CallTrace;
+}
+
+/** A traced upstream call: the headers naming its span (`traceparent`, `tracestate`), ended with the answer. */
+export interface CallSpan {
+  readonly headers: Readonly<Record<string, string>>;
+  end(answer: RawAnswer): void;
+}
+
+/** Where an upstream call gets its client span. */
+export interface CallTrace {
+  call(origin: string, path: string): CallSpan;
 }
 
 /** The abort reason of a call that ran out of time. */
@@ -190,9 +203,12 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
     // Aborted already (the caller left before the call): nothing to ask, and no 'abort' event will
     // come to settle it; dispatched, it would wait for a connection only to be dropped on it.
     if (ctx.signal.aborted) return Promise.resolve(ctx.signal.reason === TIMED_OUT ? { kind: 'timeout' } : { kind: 'aborted' });
+    const span = ctx.trace?.call(base.origin, prefix + pathAndQuery);
+    if (span) Object.assign(headers, span.headers);
     return new Promise((resolve) => {
+      const settle = span ? (answer: RawAnswer): void => (span.end(answer), resolve(answer)) : resolve;
       // undici hands its own refusals (a closed or destroyed pool, bad options) to onError: it settles.
-      pool.dispatch({ path: prefix + pathAndQuery, method: 'GET', headers }, new AnswerHandler(resolve, ctx.signal, timeoutMs));
+      pool.dispatch({ path: prefix + pathAndQuery, method: 'GET', headers }, new AnswerHandler(settle, ctx.signal, timeoutMs));
     });
   }
 

@@ -3,6 +3,7 @@
  * given, a chosen local address or host, repeated headers; answers from a gateway's public port
  * are checked against the OpenAPI document (answer-conformance.ts).
  */
+import zlib from 'node:zlib';
 import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
 import { ConformanceError, recordConformance } from './answer-conformance';
 
@@ -42,6 +43,14 @@ function parseJson(contentType: string | undefined, text: string): unknown {
  * port to a path under `/v1` or `/docs` that departs from openapi/openapi.yaml rejects with a
  * ConformanceError naming every difference.
  */
+/** An answer's body as the gateway meant it: node:http does not decode a Content-Encoding (the gateway compresses when asked). */
+function decodedBody(raw: Buffer, coding: string | undefined): Buffer {
+  if (coding === 'gzip') return zlib.gunzipSync(raw);
+  if (coding === 'br') return zlib.brotliDecompressSync(raw);
+  if (coding === 'zstd') return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(raw);
+  return raw;
+}
+
 export function send(baseUrl: string, requestPath: string, options: SendOptions = {}): Promise<Answer> {
   const base = new URL(baseUrl);
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -63,7 +72,13 @@ export function send(baseUrl: string, requestPath: string, options: SendOptions 
         res.on('error', reject);
         res.on('end', () => {
           clearTimeout(timer);
-          const text = Buffer.concat(chunks).toString('utf8');
+          let text: string;
+          try {
+            text = decodedBody(Buffer.concat(chunks), res.headers['content-encoding']).toString('utf8');
+          } catch (err) {
+            reject(err);
+            return;
+          }
           const answer: Answer = { status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, text, body: parseJson(res.headers['content-type'], text) };
           let problems: string[];
           try {
