@@ -34,6 +34,8 @@ export interface KeyView {
   previous_key_valid_until?: string;
   expires_at?: string;
   note?: string;
+  /** The holder account the key belongs to (gateway/accounts/). */
+  account?: string;
   created_at: string;
   updated_at: string;
 }
@@ -54,13 +56,18 @@ const LimitFields = {
   per_day: LimitValueSchema.optional(),
   per_month: LimitValueSchema.optional(),
 };
-const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true })
+const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true, account: true })
   .extend(LimitFields)
   .strict();
 /** An update names the fields it changes; `expires_at: null` and `note: null` remove them. */
 const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true, addresses: true })
   .partial()
-  .extend({ ...LimitFields, expires_at: KeyEntryFields.shape.expires_at.unwrap().nullable().optional(), note: KeyEntryFields.shape.note.unwrap().nullable().optional() })
+  .extend({
+    ...LimitFields,
+    expires_at: KeyEntryFields.shape.expires_at.unwrap().nullable().optional(),
+    note: KeyEntryFields.shape.note.unwrap().nullable().optional(),
+    account: KeyEntryFields.shape.account.unwrap().nullable().optional(),
+  })
   .strict();
 type LimitInput = { limits?: Partial<Record<LimitName, number>> } & Partial<Record<LimitName, number>>;
 type LimitName = 'per_minute' | 'per_day' | 'per_month';
@@ -106,6 +113,12 @@ function checked<T extends Partial<KeyEntry>>(fields: T, complete = false): T {
 }
 
 const unknownId = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
+/** A key may only name an account that exists (gateway/accounts/ keeps them beside the keys). */
+async function checkAccount(redis: RedisClient, account: string | null | undefined): Promise<void> {
+  if (typeof account === 'string' && !(await redis.exists(redisKeys.account(account)))) {
+    throw new ApiError('invalid_parameter', { parameter: 'account' }, undefined, `account: no account with id "${account}"`);
+  }
+}
 const nowIso = (): string => new Date().toISOString();
 
 /**
@@ -163,6 +176,7 @@ export function createKeyAdmin(
         : {}),
       ...(s.expires_at !== undefined ? { expires_at: s.expires_at } : {}),
       ...(s.note !== undefined ? { note: s.note } : {}),
+      ...(s.account !== undefined ? { account: s.account } : {}),
       created_at: s.created_at,
       updated_at: s.updated_at,
     };
@@ -284,6 +298,7 @@ export function createKeyAdmin(
     /** A new key: the value is returned once and only its hash is stored. */
     async create(input: unknown): Promise<{ id: string; key: string }> {
       const fields = checked(parseInput(CreateSchema, input), true);
+      await checkAccount(redis, fields.account);
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
       // The event is made from the record written, not read back: once committed, nothing may fail
@@ -320,10 +335,11 @@ export function createKeyAdmin(
       return { id, windows: [row('minute', minute!, limits.perMinute), row('day', day!, limits.perDay), row('month', month!, limits.perMonth)] };
     },
     async set(id: string, input: unknown): Promise<KeyView> {
-      const { expires_at: expiresAt, note, ...rest } = parseInput(SetSchema, input);
+      const { expires_at: expiresAt, note, account, ...rest } = parseInput(SetSchema, input);
       const fields = checked(rest);
+      await checkAccount(redis, account);
       const changed = view(await update(id, 'change', (s) => {
-        const { address: _a, expires_at: _e, note: _n, ...kept } = s;
+        const { address: _a, expires_at: _e, note: _n, account: _acc, ...kept } = s;
         return {
           ...kept,
           ...(fields.tier ? { tier: fields.tier } : {}),
@@ -332,9 +348,12 @@ export function createKeyAdmin(
           ...overrides(fields, s.limits),
           ...(expiresAt === undefined ? (s.expires_at !== undefined ? { expires_at: s.expires_at } : {}) : expiresAt === null ? {} : { expires_at: expiresAt }),
           ...(note === undefined ? (s.note !== undefined ? { note: s.note } : {}) : note === null ? {} : { note }),
+          ...(account === undefined ? (s.account !== undefined ? { account: s.account } : {}) : account === null ? {} : { account }),
         };
       }));
-      await emit('key.changed', { key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}) });
+      await emit('key.changed', {
+        key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}), ...(account !== undefined ? { account } : {}),
+      });
       return changed;
     },
     async pause(id: string, reason: unknown): Promise<KeyView> {
@@ -418,6 +437,7 @@ export function createKeyAdmin(
     async import(file: string, options: { allowDemo?: boolean } = {}): Promise<string[]> {
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
+      for (const entry of entries) await checkAccount(redis, entry.account);
       for (const entry of entries) {
         const { done, stored } = await insert(entry, true);
         await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(stored));

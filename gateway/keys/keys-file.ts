@@ -37,6 +37,8 @@ export const KeyEntryFields = z.object({
   expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, e.g. 2027-01-31T00:00:00Z' }).optional(),
   /** For operators only: never in an answer to a caller, never logged. */
   note: z.string().max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`).optional(),
+  /** The holder account the key belongs to (gateway/accounts/); absent: an operator's key no holder sees. */
+  account: z.string().regex(KEY_ID, 'must be an account id: 1 to 64 characters of A-Z a-z 0-9 . _ -').optional(),
 });
 
 /**
@@ -115,7 +117,8 @@ export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T, complete = 
   return { ok: true, value: out };
 }
 
-const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema) }).strict();
+/** `accounts:` (holder accounts) is checked by gateway/accounts/keys-file-accounts.ts. */
+const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema), accounts: z.array(z.unknown()).optional() }).strict();
 
 const ENTRY_FIELDS = new Set(Object.keys(KeyEntrySchema.shape));
 const LIMIT_FIELDS = new Set(['per_minute', 'per_day', 'per_month']);
@@ -140,6 +143,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
     for (const address of e.addresses) if (typeof address !== 'string') return false;
   }
   if ('note' in e && (typeof e.note !== 'string' || e.note.length > MAX_NOTE)) return false;
+  if ('account' in e && (typeof e.account !== 'string' || !KEY_ID.test(e.account))) return false;
   if ('expires_at' in e) return false; // the schema's date-time rule decides
   if (e.status !== 'active' && e.status !== 'paused' && e.status !== 'revoked') return false;
   if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
@@ -155,7 +159,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
 /** The keys file's shape, checked fast (see isWellFormedKeyEntry). */
 function isWellFormedKeysFile(raw: unknown): boolean {
   if (!isRecord(raw) || !Array.isArray(raw.keys)) return false;
-  for (const field in raw) if (field !== 'keys') return false;
+  for (const field in raw) if (field !== 'keys' && !(field === 'accounts' && Array.isArray(raw.accounts))) return false;
   for (const entry of raw.keys) if (!isWellFormedKeyEntry(entry)) return false;
   return true;
 }
@@ -265,14 +269,14 @@ export const loadKeysFile = (file: string, config: GatewayConfig): FileKey[] => 
  * share their parts (including the address matcher). `note` is not in it (no record holds it).
  */
 export interface PackedKeyEntries {
-  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note'>>;
+  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note' | 'account'>>;
   readonly rows: ReadonlyArray<string | number>;
   /** Rotations, three values each: the entry's index, previous_key_sha256, previous_key_expires_at. */
   readonly previous: ReadonlyArray<string | number>;
 }
 
 /** Fields that are not part of a packed entry's shared part. */
-const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note']);
+const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note', 'account']);
 
 /**
  * A text that is equal for two entries exactly when all their fields but OWN_FIELDS are: every
