@@ -7,6 +7,8 @@ import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
 import { parseEnv, type Env } from './config/env';
+import { parsePortalEnv, type PortalEnv } from './config/portal-env';
+import { startPortal } from './portal/start-portal';
 import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, loadGatewayConfig, type GatewayConfig } from './config/gateway-config';
 import { createReloader } from './config/reloader';
 import { createCursorCodec } from './cursor/cursor-codec';
@@ -76,14 +78,15 @@ function requireInsightsSecret(env: Env, config: GatewayConfig): void {
 }
 
 /** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
-function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[] } {
+function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys?: FileKey[]; operatorTokens: OperatorTokenEntry[]; portal?: PortalEnv } {
   try {
     const env = parseEnv();
+    const portal = parsePortalEnv();
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     requireInsightsSecret(env, gatewayConfig);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
-    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens, ...(portal ? { portal } : {}) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);
@@ -104,7 +107,7 @@ function listen(server: Server, port: number, host: string, logger: Logger, mess
 
 /** Start-up: configuration, dependencies, app, listeners; reload on change or SIGHUP; a graceful stop on SIGTERM. */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -216,13 +219,14 @@ async function main(): Promise<void> {
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminOn = env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-  const adminRedis = adminOn && redisStore ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
+  const adminRedis = (adminOn || portal) && redisStore ? connect('admin', false, ADMIN_COMMAND_TIMEOUT_MS) : undefined;
   const keyAdmin = adminRedis
     ? createKeyAdmin(adminRedis, gatewayConfig, logger, { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS }, createKeyEventSink(adminRedis, logger))
     : undefined;
 
   const fileAudit = createMemoryAuditLog();
   let currentFileKeys: readonly FileKey[] = fileKeys ?? [];
+  let selfService = gatewayConfig.selfService;
   // Hot reload: the gateway config always, the keys file when it is the key store.
   const reloader = createReloader(
     fileStore ? [env.GATEWAY_CONFIG, env.KEYS_FILE] : [env.GATEWAY_CONFIG],
@@ -244,6 +248,7 @@ async function main(): Promise<void> {
         const budget = nextConfig.refusedAuthPerMinute ?? DEFAULT_REFUSED_AUTH_PER_MINUTE;
         if (budget !== refusedAuth.perMinute) refusedAuth.update(budget);
         insights.update(nextConfig.insightsUpstream);
+        selfService = nextConfig.selfService;
       };
     },
     logger,
@@ -277,16 +282,16 @@ async function main(): Promise<void> {
   });
   server.once('listening', () => readiness.setPhase('serving'));
   if (isWorker()) server.once('listening', () => announceListening((server.address() as AddressInfo).port));
+  const usageViews = {
+    history: (id: string, days: number) => {
+      const to = dayOf(Date.now());
+      return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
+    },
+    report: (month: string) => monthlyReport(usageStore, month),
+    reportCsv,
+  };
   // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
   if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
-    const usageViews = {
-      history: (id: string, days: number) => {
-        const to = dayOf(Date.now());
-        return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
-      },
-      report: (month: string) => monthlyReport(usageStore, month),
-      reportCsv,
-    };
     const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
       store,
       operators,
@@ -322,6 +327,14 @@ async function main(): Promise<void> {
     const admin = createServer(adminApp);
     servers.push(admin);
     listen(admin, env.ADMIN_PORT, env.ADMIN_HOST, logger, 'admin api listening');
+  }
+
+  // The key holders' portal (PORTAL_PORT; off unless set), served where the admin listener is.
+  if (portal && env.GATEWAY_ADMIN_WORKER !== '0') {
+    const keys = keyAdmin
+      ? redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews)
+      : fileConsoleStore({ file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews });
+    servers.push((await startPortal({ env: portal, logger, trustedProxies: env.TRUST_PROXY, policy: () => selfService, keys, ...(adminRedis ? { redis: adminRedis } : { keysFile: env.KEYS_FILE }) })).server);
   }
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.

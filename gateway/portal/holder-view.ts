@@ -56,6 +56,8 @@ export interface HolderChange {
   readonly changes: Readonly<Record<string, FieldChange>>;
 }
 
+const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'file_add', 'file_change']);
+
 /** Fields of an audit entry a holder never sees: the operator's note, and the account link. */
 const HIDDEN_FIELDS = new Set(['note', 'account']);
 
@@ -66,6 +68,8 @@ const HIDDEN_FIELDS = new Set(['note', 'account']);
 export function holderChanges(entries: readonly AuditEntry[], accountId: string): HolderChange[] {
   const own = `holder:${accountId}:`;
   return entries.flatMap((e) => {
+    // Requests have their own table; account entries are not about a key.
+    if (!KEY_ACTIONS.has(e.action)) return [];
     const changes = Object.fromEntries(Object.entries(e.changes).filter(([name]) => !HIDDEN_FIELDS.has(name)));
     if (!Object.keys(changes).length && e.action !== 'roll' && e.action !== 'revoke') return [];
     const by = e.actor.startsWith(own) ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`) : 'your provider';
