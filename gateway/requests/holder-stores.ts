@@ -7,7 +7,7 @@ import type { KeyEventSink } from '../webhooks/webhook-event';
 import type { AccountStore } from '../accounts/account-store';
 import { createAccountRoutes, ACCOUNT_PATHS } from '../accounts/account-routes';
 import { redisChangeAudit } from '../accounts/change-audit';
-import { createRedisAccountStore } from '../accounts/redis-account-store';
+import { createRedisAccountStore, type RedisAccountStore } from '../accounts/redis-account-store';
 import { createRedisLinkTokens, type LinkTokens } from '../accounts/link-tokens';
 import { applyThroughKeyAdmin } from './apply-change';
 import { createRedisRequestStore } from './redis-request-store';
@@ -27,7 +27,7 @@ export interface HolderStores {
  * log, `subscription.*` events into the same sink as the key admin's, approvals applied through
  * `keyAdmin` (so every instance sees them at once, through the key store's change channel).
  */
-export function createRedisHolderStores(redis: RedisClient, keyAdmin: KeyAdmin, o: { logger?: Logger; events?: KeyEventSink; retention?: AuditRetention } = {}): Required<HolderStores> {
+export function createRedisHolderStores(redis: RedisClient, keyAdmin: KeyAdmin, o: { logger?: Logger; events?: KeyEventSink; retention?: AuditRetention } = {}): Required<HolderStores> & { accounts: RedisAccountStore } {
   const audit = redisChangeAudit(redis, o.logger, o.retention);
   return {
     accounts: createRedisAccountStore(redis, { audit }),

@@ -1,12 +1,12 @@
 import type { CommandContext } from './command';
-import type { HolderStores } from '../../gateway/requests/holder-stores';
+import type { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 
 /** The holders' stores over the CLI's Redis connection (accounts, requests, sign-in links). */
-export async function holderStores(ctx: CommandContext): Promise<Required<HolderStores>> {
-  const { createRedisHolderStores } = await import('../../gateway/requests/holder-stores');
+export async function holderStores(ctx: CommandContext): Promise<ReturnType<typeof createRedisHolderStores>> {
+  const stores = await import('../../gateway/requests/holder-stores');
   const { createKeyEventSink } = await import('../../gateway/webhooks/key-events');
   const redis = await ctx.redis();
-  return createRedisHolderStores(redis, await ctx.keyAdmin(), { events: createKeyEventSink(redis) });
+  return stores.createRedisHolderStores(redis, await ctx.keyAdmin(), { events: createKeyEventSink(redis) });
 }
 
 /** A repeatable option (`--email A --email B`): every value given, in order. */
