@@ -3,6 +3,8 @@ import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
+import { readKeysFileAccounts } from './accounts/keys-file-accounts';
+import { createRedisHolderStores, holderAdminRoutes } from './requests/holder-stores';
 import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
@@ -85,6 +87,7 @@ function loadConfiguration(): { env: Env; gatewayConfig: GatewayConfig; fileKeys
     const gatewayConfig = loadGatewayConfig(env.GATEWAY_CONFIG, env.BACKEND_URL);
     requireInsightsSecret(env, gatewayConfig);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
+    if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up
     const operatorTokens = env.ADMIN_TOKENS_FILE ? loadOperatorTokens(env.ADMIN_TOKENS_FILE, env.ADMIN_TOKEN ? ['admin'] : []) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens, ...(portal ? { portal } : {}) };
   } catch (err) {
@@ -313,9 +316,10 @@ async function main(): Promise<void> {
       const store = redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews);
       // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
       const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
+      const holders = holderAdminRoutes(createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) }));
       adminApp = createAdminApp(keyAdmin, operators, logger, {
-        routers: [usageRoutes, webhookRoutes],
-        methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
+        routers: [usageRoutes, webhookRoutes, ...holders.routers],
+        methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS, ...holders.methods },
         console: consoleRouter(store),
       });
     } else {

@@ -34,7 +34,7 @@ export const accountFromEntry = (e: AccountEntry): Account => ({
  * `ConfigError` naming the file, the entry and the field: a malformed entry, a duplicate id, an
  * address two accounts list, a key naming an account the list does not hold.
  */
-export function checkKeysFileAccounts(file: string, raw: unknown): KeysFileAccounts {
+export function checkKeysFileAccounts(file: string, raw: unknown, checkKeys = true): KeysFileAccounts {
   const doc = isRecord(raw) ? raw : {};
   const list = doc.accounts ?? [];
   if (!Array.isArray(list)) throw new ConfigError(`${file}: accounts: must be a list of accounts`);
@@ -60,7 +60,7 @@ export function checkKeysFileAccounts(file: string, raw: unknown): KeysFileAccou
   const keyAccounts = new Map<string, string>();
   const keys = Array.isArray(doc.keys) ? doc.keys : [];
   keys.forEach((key: unknown, index) => {
-    if (!isRecord(key) || key.account === undefined) return;
+    if (!checkKeys || !isRecord(key) || key.account === undefined) return;
     const id = typeof key.id === 'string' ? key.id : '';
     if (typeof key.account !== 'string' || !known.has(key.account)) {
       throw new ConfigError(`${file}: keys[${index}]${id ? ` (id ${id})` : ''}: field "account": no account "${String(key.account)}" in the file's accounts list`);
@@ -70,8 +70,11 @@ export function checkKeysFileAccounts(file: string, raw: unknown): KeysFileAccou
   return { accounts, keyAccounts };
 }
 
-/** Reads a keys file and checks its accounts (see checkKeysFileAccounts). */
-export function readKeysFileAccounts(file: string): KeysFileAccounts {
+/**
+ * Reads a keys file and checks its accounts (see checkKeysFileAccounts). `checkKeys: false` (an
+ * import into Redis, where keys may name accounts the store already holds) checks the list alone.
+ */
+export function readKeysFileAccounts(file: string, checkKeys = true): KeysFileAccounts {
   let raw: unknown;
   try {
     raw = load(readFileSync(file, 'utf8'), { schema: CORE_SCHEMA, filename: file });
@@ -79,5 +82,5 @@ export function readKeysFileAccounts(file: string): KeysFileAccounts {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(`${file}: ${code ? `cannot be read (${code})` : `not valid YAML: ${(err as { reason?: string }).reason ?? (err as Error).message.split('\n')[0]}`}`);
   }
-  return checkKeysFileAccounts(file, raw);
+  return checkKeysFileAccounts(file, raw, checkKeys);
 }

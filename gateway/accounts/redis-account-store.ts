@@ -18,7 +18,15 @@ const concurrent = (): ApiError => new ApiError('service_unavailable', {}, 1, 'T
  * checks the record, so a writer dying half-way leaves at worst a pointer that leads nowhere.
  * Single-key commands only, so it runs on any topology.
  */
-export function createRedisAccountStore(redis: RedisClient, options: { audit?: ChangeAudit } = {}): AccountStore {
+export interface RedisAccountStore extends AccountStore {
+  /**
+   * Writes an account as it is, times included (`keys import` of an export: exact round trip);
+   * creates it or replaces the one with its id. Audited as `account.create` or `account.update`.
+   */
+  restore(account: Account): Promise<'created' | 'replaced'>;
+}
+
+export function createRedisAccountStore(redis: RedisClient, options: { audit?: ChangeAudit } = {}): RedisAccountStore {
   const audit = options.audit ?? noAudit;
   const cas = async (key: string, expected: string | null, next: string | null): Promise<boolean> =>
     (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
@@ -104,6 +112,21 @@ export function createRedisAccountStore(redis: RedisClient, options: { audit?: C
         const changes = accountChanges(before, after);
         if (Object.keys(changes).length) await audit('account.update', { accountId: id }, changes);
         return after;
+      }
+      throw concurrent();
+    },
+    async restore(account) {
+      const checked = checkAccountInput({ ...account, emails: [...account.emails] });
+      const restored: Account = { ...checked, createdAt: account.createdAt, updatedAt: account.updatedAt };
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const json = await redis.get(redisKeys.account(restored.id));
+        const before = parseStoredAccount(json);
+        await claimEmails(restored.emails, restored.id);
+        await redis.zadd(redisKeys.accounts, 0, restored.id);
+        if (!(await cas(redisKeys.account(restored.id), json, toStoredJson(restored)))) continue;
+        if (before) await releaseEmails(before.emails.filter((e) => !restored.emails.includes(e)), restored.id);
+        await audit(before ? 'account.update' : 'account.create', { accountId: restored.id }, accountChanges(before, restored));
+        return before ? 'replaced' : 'created';
       }
       throw concurrent();
     },

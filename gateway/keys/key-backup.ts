@@ -22,7 +22,7 @@ function toEntry(stored: StoredKey, nowMs: number): KeyEntry {
  * to a temporary file and renamed, so a failed export never leaves half a backup under the name.
  * Returns the number of records.
  */
-export async function exportKeys(redis: RedisClient, file: string): Promise<number> {
+export async function exportKeys(redis: RedisClient, file: string, accounts: readonly unknown[] = []): Promise<number> {
   const ids = (await redis.smembers(redisKeys.ids)).sort();
   const now = Date.now();
   const keys: KeyEntry[] = [];
@@ -35,7 +35,7 @@ export async function exportKeys(redis: RedisClient, file: string): Promise<numb
       if (stored) keys.push(toEntry(stored, now));
     }
   }
-  const text = `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ keys }, { lineWidth: -1, flowLevel: 3 })}`;
+  const text = `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ ...(accounts.length ? { accounts } : {}), keys }, { lineWidth: -1, flowLevel: 3 })}`;
   const partial = `${file}.partial`;
   writeFileSync(partial, text, { mode: 0o600 });
   renameSync(partial, file);
