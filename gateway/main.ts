@@ -338,7 +338,8 @@ async function main(): Promise<void> {
     const keys = keyAdmin
       ? redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews)
       : fileConsoleStore({ file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews });
-    servers.push((await startPortal({ env: portal, logger, trustedProxies: env.TRUST_PROXY, policy: () => selfService, keys, ...(adminRedis ? { redis: adminRedis } : { keysFile: env.KEYS_FILE }) })).server);
+    const holders = keyAdmin ? createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) }) : undefined;
+    servers.push((await startPortal({ env: portal, logger, trustedProxies: env.TRUST_PROXY, policy: () => selfService, keys, ...(holders ? { holders, redis: adminRedis! } : { keysFile: env.KEYS_FILE }) })).server);
   }
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.

@@ -105,20 +105,33 @@ describe('a holder changes a key on one instance; both serve the change within a
     expect(audit.entries[0]).toMatchObject({ actor: 'holder:acme:link', channel: 'portal', action: 'change' });
   });
 
-  test('countries "request": a pending request the holder sees; then a hot reload to "direct" adds a country at once', async () => {
+  test('countries "request": the holder\'s request, once approved, makes the same key answer 200 for that country on both', async () => {
     const asked = await postAs(holder, portals[A]!, publicUrl, '/portal/keys/acme-1/countries', { countries: 'FR' });
     expect(asked.status).toBe(303);
     expect(asked.location).toBe('/portal/keys/acme-1?done=requested');
     expect((await getWithKey(gateways[B]!.url, '/v1/properties?country=FR', acmeValue)).status).toBe(403);
+    const pending = await operator.requests.list({ status: 'pending', accountId: 'acme', limit: 10 });
+    expect(pending.requests).toHaveLength(1);
+    expect(pending.requests[0]).toMatchObject({ keyId: 'acme-1', change: { countries: ['FR'] } });
+    expect((await portalRequest(portals[B]!, '/portal/requests', { cookie: holder.cookie })).text).toMatch(/add FR<\/td><td class="request-pending">pending/);
 
-    writePortalConfig(configFile, { countries: 'direct', tier: 'direct' });
-    await until('the reloaded policy offers "Add countries" on both', async () =>
-      (await Promise.all(portals.map((p) => portalRequest(p, '/portal/keys/acme-1', { cookie: holder.cookie })))).every((a) => a.text.includes('Add them now')));
-    const added = await postAs(holder, portals[B]!, publicUrl, '/portal/keys/acme-1/countries', { countries: 'fr, de' });
-    expect(added.location).toBe('/portal/keys/acme-1?done=countries');
+    await operator.requests.decide(pending.requests[0]!.id, 'approved', 'test-operator');
     const since = Date.now();
     await Promise.all(gateways.map((g) => until(`${g.url} serves FR`, async () => (await getWithKey(g.url, '/v1/properties?country=FR', acmeValue)).status === 200, 5_000, 10)));
     expect(Date.now() - since).toBeLessThanOrEqual(1_000);
+    expect((await portalRequest(portals[A]!, '/portal/requests', { cookie: holder.cookie })).text).toMatch(/add FR<\/td><td class="request-approved">approved/);
+  });
+
+  test('a hot reload to countries "direct" adds a country at once', async () => {
+    writePortalConfig(configFile, { countries: 'direct', tier: 'direct' });
+    await until('the reloaded policy offers "Add countries" on both', async () =>
+      (await Promise.all(portals.map((p) => portalRequest(p, '/portal/keys/acme-1', { cookie: holder.cookie })))).every((a) => a.text.includes('Add them now')));
+    const added = await postAs(holder, portals[B]!, publicUrl, '/portal/keys/acme-1/countries', { countries: 'de' });
+    expect(added.location).toBe('/portal/keys/acme-1?done=countries');
+    const since = Date.now();
+    await Promise.all(gateways.map((g) => until(`${g.url} serves DE`, async () => (await getWithKey(g.url, '/v1/properties?country=DE', acmeValue)).status === 200, 5_000, 10)));
+    expect(Date.now() - since).toBeLessThanOrEqual(1_000);
+    expect((await operator.requests.list({ status: 'pending', limit: 10 })).requests).toHaveLength(0);
   });
 
   test('a direct upgrade makes /v1/insights answer as for an Advanced key', async () => {

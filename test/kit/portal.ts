@@ -7,8 +7,7 @@ import http from 'node:http';
 import pino from 'pino';
 import { stringify } from 'yaml';
 import fs from 'node:fs';
-import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
-import { createRedisLinkTokens } from '../../gateway/accounts/link-tokens';
+import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
@@ -119,13 +118,13 @@ export async function operatorOf(redisUrl: string, gatewayConfigFile: string) {
   const redis: RedisClient = connectRedis(parseRedisTopology({ REDIS_URL: redisUrl, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
   if (!(await whenReady(redis, 10_000))) throw new Error('test Redis client not ready');
   const admin = createKeyAdmin(redis, loadGatewayConfig(gatewayConfigFile));
-  const accounts = createRedisAccountStore(redis);
-  const links = createRedisLinkTokens(redis);
+  const holders = createRedisHolderStores(redis, admin);
   return {
     redis,
     admin,
-    accounts,
-    links,
+    accounts: holders.accounts,
+    links: holders.linkTokens,
+    requests: holders.requests,
     async key(id: string, account: string, fields: Record<string, unknown> = {}): Promise<string> {
       return (await admin.create({ id, tier: 'standard', countries: ['GB'], address: '127.0.0.1', account, ...UNLIMITED, ...fields })).key;
     },
