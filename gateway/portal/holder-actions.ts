@@ -3,7 +3,7 @@ import { ANY_ADDRESS } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
 import { ApiError } from '../errors';
 import { normaliseCountry } from '../validation/iso-countries';
-import { FieldProblem, formField } from './form-input';
+import { FieldProblem, formField, MAX_FIELD_LENGTH } from './form-input';
 import { holderOf, type HolderDeps } from './holder-context';
 import { keyPath, type FormProblem } from './pages/change-forms';
 import { rolledPage } from './pages/holder-pages';
@@ -66,7 +66,8 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
         const field = err instanceof FieldProblem ? err.field : err instanceof ApiError && err.code === 'invalid_parameter' ? err.extras.parameter : undefined;
         if (!form || field === undefined) throw err;
         const raw = (req.body as Record<string, unknown> | undefined)?.[form];
-        const value = typeof raw === 'string' ? raw.slice(0, 1000) : '';
+        // What was typed comes back to be corrected, unless it was refused for its size.
+        const value = typeof raw === 'string' && raw.length <= MAX_FIELD_LENGTH ? raw : '';
         await h.renderKey(req, res, { form, field, message: (err as Error).message, value });
       }
     };
