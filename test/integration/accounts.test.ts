@@ -13,6 +13,7 @@ import { runKeysCli } from '../kit/keys-cli';
 import { makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { createRedisLinkTokens } from '../../gateway/accounts/link-tokens';
+import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
 
 jest.setTimeout(60_000);
 
@@ -118,6 +119,23 @@ describe('/admin/accounts', () => {
     expect(seen).toEqual(expect.arrayContaining(['acme', 'page-a', 'page-b', 'page-c']));
     expect((await call('GET', '/admin/accounts?cursor=forged', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'cursor' });
     expect((await call('GET', '/admin/accounts?limit=0', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'limit' });
+  });
+});
+
+describe('the Redis account store (as the portal uses it)', () => {
+  test('findByEmail is case-insensitive and follows changes; a released address can be taken', async () => {
+    const store = createRedisAccountStore(client as never);
+    expect((await store.findByEmail('  OPS@ACME.example '))?.id).toBe('acme');
+    await store.create({ id: 'mover', name: 'Mover', emails: ['old@mover.example'] });
+    await store.update('mover', { emails: ['New@Mover.example'] });
+    expect(await store.findByEmail('old@mover.example')).toBeUndefined();
+    expect((await store.findByEmail('new@mover.example'))?.id).toBe('mover');
+    await expect(store.create({ id: 'thief', name: 'Thief', emails: ['new@mover.example'] })).rejects.toMatchObject({ code: 'conflict' });
+    await store.delete('mover');
+    expect(await store.findByEmail('new@mover.example')).toBeUndefined();
+    expect((await store.create({ id: 'heir', name: 'Heir', emails: ['new@mover.example'] })).emails).toEqual(['new@mover.example']);
+    expect((await store.findByEmail('new@mover.example'))?.id).toBe('heir');
+    await store.delete('heir');
   });
 });
 
