@@ -185,6 +185,10 @@ describe('keys account … (CLI)', () => {
     expect(unknown.stderr).toContain('account');
     const audit = await call('GET', '/admin/audit?limit=10', TOKENS.viewer);
     expect(audit.body.entries.find((e: { action: string; account_id?: string }) => e.action === 'account.update' && e.account_id === 'cli-acct')).toMatchObject({ channel: 'cli' });
+    const cleared = await cli('set', 'cli-key', '--account', '');
+    expect(JSON.parse(cleared.stdout).account).toBeUndefined();
+    expect(JSON.parse((await cli('account', 'show', 'cli-acct')).stdout).key_ids).toEqual([]);
+    expect(JSON.parse((await cli('set', 'cli-key', '--account', 'cli-acct')).stdout).account).toBe('cli-acct');
     const badSub = await cli('account', 'frobnicate', 'x');
     expect(badSub.code).toBe(1);
     expect(badSub.stderr).toContain('unknown sub-command');
@@ -211,6 +215,11 @@ describe('keys account … (CLI)', () => {
     const tokens = createRedisLinkTokens(client as never);
     expect(await tokens.redeem(token)).toBe('acme');
     expect(await tokens.redeem(token)).toBeUndefined();
+    const byDefault = await runKeysCli(redis.url, ['account', 'link', 'acme'], { GATEWAY_CONFIG: gatewayConfig, PORTAL_PUBLIC_URL: 'https://portal.example.com' });
+    const defaultToken = byDefault.stdout.trim().split('\n').pop()!.split('/').pop()!;
+    const defaultTtl = await client.ttl(`lgw:portal:link:${sha256Hex(defaultToken)}`);
+    expect(defaultTtl).toBeGreaterThan(800);
+    expect(defaultTtl).toBeLessThanOrEqual(900);
     const tooLong = await runKeysCli(redis.url, ['account', 'link', 'acme', '--minutes', '61'], { GATEWAY_CONFIG: gatewayConfig, PORTAL_PUBLIC_URL: 'https://portal.example.com' });
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toContain('minutes');
