@@ -323,9 +323,10 @@ async function main(): Promise<void> {
       });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
+      const fileAccounts = createFileAccountStore(env.KEYS_FILE, undefined, logger);
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
-      }), { accounts: createFileAccountStore(env.KEYS_FILE, undefined, logger) }));
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews, accountOf: fileAccounts.accountOfKey,
+      }), { accounts: fileAccounts }));
     }
     const admin = createServer(adminApp);
     servers.push(admin);

@@ -154,6 +154,7 @@ describe('accounts from the keys file', () => {
     expect(list.text).toContain('data-account-id="filed"');
     expect(list.text).toContain('Read-only here');
     expect((await page(s, '/console/accounts/filed')).text).toContain('data-key-id="filed-key"');
+    expect((await page(s, '/console/keys/filed-key')).text).toMatch(/<dd id="key-account"><a href="\/console\/accounts\/filed">filed<\/a><\/dd>/);
     expect((await page(s, '/console/requests')).status).toBe(404);
   });
 
