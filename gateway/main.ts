@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { readKeysFileAccounts } from './accounts/keys-file-accounts';
+import { createFileAccountStore } from './accounts/file-account-store';
+import type { HolderConsole } from './console/holder-routes';
 import { createRedisHolderStores, holderAdminRoutes } from './requests/holder-stores';
 import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
@@ -295,7 +297,8 @@ async function main(): Promise<void> {
   };
   // With GATEWAY_WORKERS > 1 one worker serves the admin listener (gateway/workers/supervisor.ts).
   if (adminOn && env.GATEWAY_ADMIN_WORKER !== '0') {
-    const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+    const consoleRouter = (store: ConsoleStore, holders: HolderConsole) => createConsoleRouter({
+      holders,
       store,
       operators,
       sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
@@ -316,17 +319,19 @@ async function main(): Promise<void> {
       const store = redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews);
       // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
       const webhookRoutes = createWebhookRoutes(redisDeadLetters(adminRedis!));
-      const holders = holderAdminRoutes(createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) }));
+      const holderStores = createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) });
+      const holders = holderAdminRoutes(holderStores);
       adminApp = createAdminApp(keyAdmin, operators, logger, {
         routers: [usageRoutes, webhookRoutes, ...holders.routers],
         methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS, ...holders.methods },
-        console: consoleRouter(store),
+        console: consoleRouter(store, holderStores),
       });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
+      const fileAccounts = createFileAccountStore(env.KEYS_FILE, undefined, logger);
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
-      })));
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews, accountOf: fileAccounts.accountOfKey,
+      }), { accounts: fileAccounts }));
     }
     const admin = createServer(adminApp);
     servers.push(admin);

@@ -134,4 +134,17 @@ export function accountChanges(before: Account | undefined, after: Account | und
   return out;
 }
 
+/** An account with a checked change applied (`billingCustomer: null` removes it), updated now. */
+export function applyPatch(before: Account, patch: AccountPatch): Account {
+  const { billingCustomer: _b, ...rest } = before;
+  const billing = patch.billingCustomer === undefined ? before.billingCustomer : (patch.billingCustomer ?? undefined);
+  return {
+    ...rest,
+    ...(patch.name !== undefined ? { name: patch.name } : {}),
+    ...(patch.emails !== undefined ? { emails: patch.emails } : {}),
+    ...(billing !== undefined ? { billingCustomer: billing } : {}),
+    updatedAt: new Date().toISOString(),
+  };
+}
+
 export const unknownAccount = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No account with id "${id}".`);

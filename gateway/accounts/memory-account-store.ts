@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { accountChanges, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
+import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
 import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
 import { noAudit, type ChangeAudit } from './change-audit';
@@ -75,15 +75,7 @@ export function createMemoryAccountStore(options: MemoryAccountStoreOptions = {}
       const before = byId.get(id);
       if (!before) throw unknownAccount(id);
       if (checked.emails) checkEmails(checked.emails, id);
-      const { billingCustomer: _b, ...rest } = before;
-      const billing = checked.billingCustomer === undefined ? before.billingCustomer : (checked.billingCustomer ?? undefined);
-      const after: Account = {
-        ...rest,
-        ...(checked.name !== undefined ? { name: checked.name } : {}),
-        ...(checked.emails !== undefined ? { emails: checked.emails } : {}),
-        ...(billing !== undefined ? { billingCustomer: billing } : {}),
-        updatedAt: new Date().toISOString(),
-      };
+      const after = applyPatch(before, checked);
       for (const e of before.emails) byEmail.delete(e);
       for (const e of after.emails) byEmail.set(e, id);
       byId.set(id, after);
