@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import { cursorSecret, getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
 import { holderFromLink, operatorOf, portalEnv, portalRequest, postAs, signInWithLink, until, writePortalConfig, type Holder } from '../kit/portal';
+import { runKeysCli } from '../kit/keys-cli';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
 let redisServer: RedisServer;
@@ -81,6 +82,16 @@ test('a one-time link signs in once across both instances', async () => {
   const token2 = await link();
   expect((await portalRequest(portals[B]!, `/portal/link/${token2}`)).status).toBe(200);
   expect((await signInWithLink(portals[B]!, publicUrl, token2)).status).toBe(303);
+});
+
+test('`keys account link ID` prints PORTAL_PUBLIC_URL/portal/link/<token>: it signs in on either instance, once', async () => {
+  const cli = await runKeysCli(redisServer.url, ['account', 'link', 'acme', '--minutes', '5'], { PORTAL_PUBLIC_URL: publicUrl });
+  expect(cli.code).toBe(0);
+  const url = cli.stdout.trim().split('\n').pop()!;
+  expect(url.startsWith(`${publicUrl}/portal/link/`)).toBe(true);
+  const token = url.slice(url.lastIndexOf('/') + 1);
+  expect((await signInWithLink(portals[B]!, publicUrl, token)).status).toBe(303);
+  expect((await signInWithLink(portals[A]!, publicUrl, token)).status).toBe(400);
 });
 
 describe('a holder changes a key on one instance; both serve the change within a second', () => {
