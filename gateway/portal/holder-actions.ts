@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { ANY_ADDRESS } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
+import type { RequestStore } from '../requests/request-store';
 import { ApiError } from '../errors';
 import { normaliseCountry } from '../validation/iso-countries';
 import { FieldProblem, formField, MAX_FIELD_LENGTH } from './form-input';
@@ -43,6 +44,16 @@ function parseCountries(text: string, covered: readonly string[]): string[] {
   return added;
 }
 
+function adminOf(d: HolderDeps): KeyAdmin {
+  if (!d.keys.admin) throw new ApiError('forbidden', {}, undefined, `Read-only: keys come from ${d.keys.source}; nothing was changed.`);
+  return d.keys.admin;
+}
+
+function requestsOf(d: HolderDeps): RequestStore {
+  if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
+  return d.requests;
+}
+
 /**
  * The holder's changes, each behind the policy (`portal.self_service`, read at each request, so a
  * reload applies at once): with a change off its form is absent and a post is refused (403). A
@@ -50,10 +61,8 @@ function parseCountries(text: string, covered: readonly string[]): string[] {
  * with the message beside the field, and nothing changed.
  */
 export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): void {
-  const admin = (): KeyAdmin => {
-    if (!d.keys.admin) throw new ApiError('forbidden', {}, undefined, `Read-only: keys come from ${d.keys.source}; nothing was changed.`);
-    return d.keys.admin;
-  };
+  const admin = (): KeyAdmin => adminOf(d);
+  const requests = (): RequestStore => requestsOf(d);
   /** A change to a live key of the account; field problems come back on the key's page. */
   const change = (form: FormProblem['form'] | undefined, work: (req: Request, res: Response, id: string) => Promise<void>) =>
     async (req: Request, res: Response): Promise<void> => {
@@ -124,9 +133,4 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     await admin().revoke(id);
     done(res, id, 'revoked');
   }));
-
-  function requests() {
-    if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
-    return d.requests;
-  }
 }
