@@ -3,7 +3,10 @@
  * the failed sign-in budget, bad input in every form, roll and revoke, the listener off when
  * PORTAL_PORT is unset.
  */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import { cursorSecret, getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
@@ -19,6 +22,21 @@ let operator: Awaited<ReturnType<typeof operatorOf>>;
 let holder: Holder;
 let acmeValue: string;
 const NOTE = 'OPERATOR-ONLY-NOTE-7f3a';
+const WEBHOOK_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+/** Verified webhook deliveries: type and data. */
+const events: Array<{ type: string; data: Record<string, unknown> }> = [];
+const receiver = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    try {
+      events.push(new Webhook(WEBHOOK_SECRET.slice('whsec_'.length)).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as (typeof events)[number]);
+      res.writeHead(204).end();
+    } catch {
+      res.writeHead(400).end();
+    }
+  });
+});
 
 beforeAll(async () => {
   redisServer = await startRedis();
@@ -26,7 +44,9 @@ beforeAll(async () => {
   const configFile = path.join(dir, 'gateway.yaml');
   writePortalConfig(configFile, { countries: 'direct', tier: 'direct', roll_grace_seconds: 600 });
   backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  const env = await portalEnv();
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hooks = { WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`, WEBHOOK_SECRET, WEBHOOK_POLL_MS: '100' };
+  const env = { ...(await portalEnv()), ...hooks };
   publicUrl = env.PORTAL_PUBLIC_URL;
   portal = publicUrl;
   gateway = await startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(), env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env } });
@@ -45,6 +65,7 @@ afterAll(async () => {
   await backend?.stop();
   operator?.close();
   await redisServer?.stop();
+  receiver.close();
   removeTempDirs();
 });
 
@@ -202,6 +223,15 @@ test('a session ends at sign-out', async () => {
   expect((await postAs(h, portal, publicUrl, '/portal/sign-out')).status).toBe(303);
   expect((await portalRequest(portal, '/portal/keys', { cookie: h.cookie })).location).toBe('/portal/sign-in');
   expect((await postAs(h, portal, publicUrl, '/portal/keys/acme-2/roll')).status).toBe(401);
+});
+
+test('the holder\'s changes above were sent as key.* webhooks, signed, with no value or hash', async () => {
+  const wanted = [['key.changed', 'acme-2'], ['key.rolled', 'acme-1'], ['key.revoked', 'acme-3']];
+  const deadline = Date.now() + 15_000;
+  while (!wanted.every(([type, id]) => events.some((e) => e.type === type && e.data.key_id === id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const [type, id] of wanted) expect(events.some((e) => e.type === type && e.data.key_id === id)).toBe(true);
+  expect(JSON.stringify(events)).not.toMatch(/[0-9a-f]{64}|plk_/);
+  expect(events.filter((e) => e.data.key_id === 'other-1' && e.type !== 'key.created')).toEqual([]);
 });
 
 test('with PORTAL_PORT unset, nothing listens (connection refused)', async () => {
