@@ -133,6 +133,16 @@ describe('a holder changes a key on one instance; both serve the change within a
     expect((await portalRequest(portals[A]!, '/portal/requests', { cookie: holder.cookie })).text).toMatch(/add FR<\/td><td class="request-approved">approved/);
   });
 
+  test('tier "request": a pending upgrade request; declined, the key stays Standard and the holder sees the outcome', async () => {
+    const asked = await postAs(holder, portals[B]!, publicUrl, '/portal/keys/acme-1/tier', { tier: 'advanced' });
+    expect(asked.location).toBe('/portal/keys/acme-1?done=requested');
+    const pending = await operator.requests.list({ status: 'pending', keyId: 'acme-1', limit: 10 });
+    expect(pending.requests.map((r) => r.change)).toEqual([{ tier: 'advanced' }]);
+    await operator.requests.decide(pending.requests[0]!.id, 'declined', 'test-operator');
+    expect((await operator.admin.show('acme-1')).tier).toBe('standard');
+    expect((await portalRequest(portals[A]!, '/portal/requests', { cookie: holder.cookie })).text).toMatch(/tier advanced<\/td><td class="request-declined">declined/);
+  });
+
   test('a hot reload to countries "direct" adds a country at once', async () => {
     writePortalConfig(configFile, { countries: 'direct', tier: 'direct' });
     await until('the reloaded policy offers "Add countries" on both', async () =>
