@@ -250,6 +250,18 @@ describe('export and import carry accounts', () => {
     expect((await cli('account', 'show', 'acme')).stdout).toContain('ops@acme.example');
   });
 
+  test('keys validate checks the accounts list as the gateway does', async () => {
+    const good = path.join(dir, 'export-1.yaml');
+    const ok = await runKeysCli(redis.url, ['validate', good], {});
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/, \d+ accounts\n$/);
+    const bad = path.join(dir, 'bad-account-ref.yaml');
+    fs.writeFileSync(bad, fs.readFileSync(good, 'utf8').replace('account: cli-acct', 'account: ghost'));
+    const refused = await runKeysCli(redis.url, ['validate', bad], {});
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toContain('field "account": no account "ghost"');
+  });
+
   test('a file whose keys are invalid writes no account', async () => {
     const bad = path.join(dir, 'bad-import.yaml');
     fs.writeFileSync(bad, 'accounts:\n  - id: fresh\n    name: Fresh\n    emails: [fresh@x.example]\nkeys:\n  - id: broken\n');
