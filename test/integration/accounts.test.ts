@@ -119,6 +119,10 @@ describe('/admin/accounts', () => {
     expect(seen).toEqual(expect.arrayContaining(['acme', 'page-a', 'page-b', 'page-c']));
     expect((await call('GET', '/admin/accounts?cursor=forged', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'cursor' });
     expect((await call('GET', '/admin/accounts?limit=0', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'limit' });
+    const put = await call('PUT', '/admin/accounts/acme', TOKENS.admin, {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect((await call('GET', '/admin/accounts/acme/keys', TOKENS.viewer)).status).toBe(404);
   });
 });
 
