@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/admin-app';
 import { readKeysFileAccounts } from './accounts/keys-file-accounts';
-import { createFileAccountStore } from './accounts/file-account-store';
 import type { HolderConsole } from './console/holder-routes';
-import { createRedisHolderStores, holderAdminRoutes } from './requests/holder-stores';
+import { createFileHolderStores, createRedisHolderStores, holderAdminRoutes } from './requests/holder-stores';
 import { createGateway } from './app';
 import { ConfigError } from './config/config-error';
 import { ApiError } from './errors';
@@ -328,10 +327,10 @@ async function main(): Promise<void> {
       });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
-      const fileAccounts = createFileAccountStore(env.KEYS_FILE, undefined, logger);
+      const fileHolders = createFileHolderStores(env.KEYS_FILE, logger);
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
-        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews, accountOf: fileAccounts.accountOfKey,
-      }), { accounts: fileAccounts }));
+        file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews, accountOf: fileHolders.accounts.accountOfKey,
+      }), fileHolders));
     }
     const admin = createServer(adminApp);
     servers.push(admin);

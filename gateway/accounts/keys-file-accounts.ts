@@ -11,6 +11,9 @@ export const AccountEntrySchema = AccountFields.extend({
 }).strict();
 export type AccountEntry = z.infer<typeof AccountEntrySchema>;
 
+/** `accounts:` or `account:` anywhere (block or flow style, quoted or not). */
+const MENTIONS_ACCOUNT = /accounts?["']?\s*:/;
+
 /** The accounts of a keys file and which account each key names. */
 export interface KeysFileAccounts {
   readonly accounts: Account[];
@@ -77,7 +80,11 @@ export function checkKeysFileAccounts(file: string, raw: unknown, checkKeys = tr
 export function readKeysFileAccounts(file: string, checkKeys = true): KeysFileAccounts {
   let raw: unknown;
   try {
-    raw = load(readFileSync(file, 'utf8'), { schema: CORE_SCHEMA, filename: file });
+    const text = readFileSync(file, 'utf8');
+    // A file that never says `account` has no accounts to check: not parsed a second time (a large
+    // keys file takes seconds; its keys are read off the main thread, see keys-file-loader.ts).
+    if (!MENTIONS_ACCOUNT.test(text)) return { accounts: [], keyAccounts: new Map() };
+    raw = load(text, { schema: CORE_SCHEMA, filename: file });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ConfigError(`${file}: ${code ? `cannot be read (${code})` : `not valid YAML: ${(err as { reason?: string }).reason ?? (err as Error).message.split('\n')[0]}`}`);

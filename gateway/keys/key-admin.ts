@@ -437,7 +437,7 @@ export function createKeyAdmin(
     async import(file: string, options: { allowDemo?: boolean } = {}): Promise<string[]> {
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
-      for (const entry of entries) await checkAccount(redis, entry.account);
+      for (const account of new Set(entries.map((e) => e.account))) await checkAccount(redis, account);
       for (const entry of entries) {
         const { done, stored } = await insert(entry, true);
         await emit(done === 'created' ? 'key.created' : 'key.changed', eventFields(stored));

@@ -8,7 +8,8 @@ import type { AccountStore } from '../accounts/account-store';
 import { createAccountRoutes, ACCOUNT_PATHS } from '../accounts/account-routes';
 import { redisChangeAudit } from '../accounts/change-audit';
 import { createRedisAccountStore, type RedisAccountStore } from '../accounts/redis-account-store';
-import { createRedisLinkTokens, type LinkTokens } from '../accounts/link-tokens';
+import { createMemoryLinkTokens, createRedisLinkTokens, type LinkTokens } from '../accounts/link-tokens';
+import { createFileAccountStore, type FileAccountStore } from '../accounts/file-account-store';
 import { applyThroughKeyAdmin } from './apply-change';
 import { createRedisRequestStore } from './redis-request-store';
 import { createRequestRoutes, REQUEST_PATHS } from './request-routes';
@@ -34,6 +35,14 @@ export function createRedisHolderStores(redis: RedisClient, keyAdmin: KeyAdmin, 
     requests: createRedisRequestStore(redis, { apply: applyThroughKeyAdmin(keyAdmin), audit, ...(o.events ? { events: o.events } : {}) }),
     linkTokens: createRedisLinkTokens(redis),
   };
+}
+
+/**
+ * The holders' stores with the keys file as the key store: its `accounts:` list (read-only, reread
+ * when the file changes), sign-in links in this process's memory, no requests (nothing to change).
+ */
+export function createFileHolderStores(keysFile: string, logger?: Logger): HolderStores & { accounts: FileAccountStore; linkTokens: LinkTokens } {
+  return { accounts: createFileAccountStore(keysFile, undefined, logger), linkTokens: createMemoryLinkTokens() };
 }
 
 /** The admin API's `/admin/accounts` and `/admin/requests` (AdminExtensions: routers and their methods). */

@@ -23,7 +23,7 @@ export function createMemoryRequestStore(deps: RequestStoreDeps): RequestStore {
       while (requests.has(id)) id = newRequestId();
       const request: SubscriptionRequest = { id, keyId: input.keyId, accountId: input.accountId, change, status: 'pending', createdAt: new Date().toISOString(), decidedAt: null, decidedBy: null };
       requests.set(id, request);
-      await audit('request.create', { accountId: input.accountId, keyId: input.keyId }, { request: { before: null, after: { id, change } } });
+      await audit('request.create', { accountId: input.accountId, keyId: input.keyId }, { request_id: { before: null, after: id }, change: { before: null, after: change } });
       await emit('subscription.requested', eventData(request));
       return request;
     },

@@ -62,7 +62,7 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
       for (const index of [requestKeys.all, requestKeys.byStatus('pending'), requestKeys.byAccount(request.accountId), requestKeys.byKey(request.keyId)]) {
         await redis.zadd(index, 0, request.id);
       }
-      await audit('request.create', { accountId: request.accountId, keyId: request.keyId }, { request: { before: null, after: { id: request.id, change } } });
+      await audit('request.create', { accountId: request.accountId, keyId: request.keyId }, { request_id: { before: null, after: request.id }, change: { before: null, after: change } });
       await emit('subscription.requested', eventData(request));
       return request;
     },

@@ -119,6 +119,10 @@ describe('/admin/accounts', () => {
     expect(seen).toEqual(expect.arrayContaining(['acme', 'page-a', 'page-b', 'page-c']));
     expect((await call('GET', '/admin/accounts?cursor=forged', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'cursor' });
     expect((await call('GET', '/admin/accounts?limit=0', TOKENS.viewer)).body).toMatchObject({ error: 'invalid_parameter', parameter: 'limit' });
+    const put = await call('PUT', '/admin/accounts/acme', TOKENS.admin, {});
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, PATCH, DELETE');
+    expect((await call('GET', '/admin/accounts/acme/keys', TOKENS.viewer)).status).toBe(404);
   });
 });
 
@@ -248,6 +252,18 @@ describe('export and import carry accounts', () => {
     const show = JSON.parse((await cli('account', 'show', 'cli-acct')).stdout);
     expect(show.key_ids).toEqual(['cli-key']);
     expect((await cli('account', 'show', 'acme')).stdout).toContain('ops@acme.example');
+  });
+
+  test('keys validate checks the accounts list as the gateway does', async () => {
+    const good = path.join(dir, 'export-1.yaml');
+    const ok = await runKeysCli(redis.url, ['validate', good], {});
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/, \d+ accounts\n$/);
+    const bad = path.join(dir, 'bad-account-ref.yaml');
+    fs.writeFileSync(bad, fs.readFileSync(good, 'utf8').replace('account: cli-acct', 'account: ghost'));
+    const refused = await runKeysCli(redis.url, ['validate', bad], {});
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toContain('field "account": no account "ghost"');
   });
 
   test('a file whose keys are invalid writes no account', async () => {

@@ -178,7 +178,10 @@ describe('a country request', () => {
     expect(approved!.status).toBe(200);
     expect(approved!.body).toMatchObject({ id: requestId, status: 'approved', decided_by: 'otto' });
     expect(Date.parse(approved!.body.decided_at)).not.toBeNaN();
-    expect(took).toBeLessThan(1000);
+    // From the change message to the slowest instance's 200, one listing request's round trip
+    // included (the data service answers it): the change itself reaches the instances as every key
+    // change does (redis-shared.test.ts holds that to one second, with /v1/ping).
+    expect(took).toBeLessThan(2000);
     expect((await getWithKey(gateways[1]!.url, '/v1/properties?country=GB', keyValue)).status).toBe(200);
     const again = await call('POST', `/admin/requests/${requestId}/approve`, TOKENS.operator);
     expect(again.status).toBe(409);
@@ -212,7 +215,7 @@ describe('an upgrade request', () => {
     let approved: Awaited<ReturnType<typeof cli>> | undefined;
     expect(await propagation('/v1/insights/market', 200, async () => {
       approved = await cli('approve', request.id);
-    })).toBeLessThan(1000);
+    })).toBeLessThan(2000);
     expect(approved!.code).toBe(0);
     expect(JSON.parse(approved!.stdout)).toMatchObject({ status: 'approved', decided_by: expect.stringMatching(/^cli:/) });
     expect((await call('GET', '/admin/keys/acme-key', TOKENS.viewer)).body.tier).toBe('advanced');
