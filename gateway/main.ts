@@ -342,8 +342,8 @@ async function main(): Promise<void> {
     const keys = keyAdmin
       ? redisConsoleStore(keyAdmin, `the Redis key store at ${topology!.where}`, usageViews)
       : fileConsoleStore({ file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews });
-    const holders = keyAdmin ? createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) }) : undefined;
-    servers.push((await startPortal({ env: portal, logger, trustedProxies: env.TRUST_PROXY, policy: () => selfService, keys, ...(holders ? { holders, redis: adminRedis! } : { keysFile: env.KEYS_FILE }) })).server);
+    const holders = keyAdmin ? createRedisHolderStores(adminRedis!, keyAdmin, { logger, events: createKeyEventSink(adminRedis!, logger) }) : createFileHolderStores(env.KEYS_FILE, logger);
+    servers.push((await startPortal({ env: portal, logger, trustedProxies: env.TRUST_PROXY, policy: () => selfService, keys, holders, ...(adminRedis ? { redis: adminRedis } : {}) })).server);
   }
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.

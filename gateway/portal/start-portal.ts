@@ -1,15 +1,11 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { AccountStore } from '../accounts/account-store';
-import { redisChangeAudit } from '../accounts/change-audit';
-import { createFileAccountStore } from '../accounts/file-account-store';
-import { createMemoryLinkTokens, createRedisLinkTokens, type LinkTokens } from '../accounts/link-tokens';
-import { createRedisAccountStore } from '../accounts/redis-account-store';
+import type { LinkTokens } from '../accounts/link-tokens';
 import type { PortalEnv } from '../config/portal-env';
 import { DEFAULT_SELF_SERVICE, type SelfServicePolicy } from '../config/portal-policy';
 import type { ConsoleStore } from '../console/console-store';
 import type { RedisClient } from '../redis/connect';
-import type { RequestStore } from '../requests/request-store';
+import type { HolderStores } from '../requests/holder-stores';
 import { createServer } from '../server';
 import { discoverOidc } from './oidc';
 import { createMemoryPendingLogins, createRedisPendingLogins } from './pending-logins';
@@ -25,12 +21,10 @@ export interface PortalStart {
   policy: () => SelfServicePolicy | undefined;
   /** The key store as the console reads it (with `admin` for the Redis store: changes go through it). */
   keys: ConsoleStore;
-  /** The Redis of the key store (KEY_STORE=redis): accounts, links, sessions, requests live there. */
+  /** Accounts, one-time links and requests (Redis: createRedisHolderStores; keys file: createFileHolderStores). */
+  holders: HolderStores & { linkTokens: LinkTokens };
+  /** The Redis of the key store (KEY_STORE=redis): sessions, pending sign-ins and the budget live there too. */
   redis?: RedisClient;
-  /** With the keys file: the file whose `accounts:` list holds the accounts (read-only). */
-  keysFile?: string;
-  /** The holders' stores when start-up built them already (shared with the admin API); else built here. */
-  holders?: { accounts: AccountStore; requests?: RequestStore; linkTokens?: LinkTokens };
 }
 
 /**
@@ -47,9 +41,7 @@ function stop(line: string): never {
 }
 
 export async function startPortal(o: PortalStart): Promise<{ server: Server; links: LinkTokens }> {
-  const accounts: AccountStore = o.holders?.accounts ?? (o.redis ? createRedisAccountStore(o.redis, { audit: redisChangeAudit(o.redis, o.logger) }) : createFileAccountStore(o.keysFile!, undefined, o.logger));
-  const links = o.holders?.linkTokens ?? (o.redis ? createRedisLinkTokens(o.redis) : createMemoryLinkTokens());
-  const requests = o.holders?.requests;
+  const { accounts, linkTokens: links, requests } = o.holders;
   const oidc = o.env.oidc ? await discoverOidc(o.env.oidc, o.env.publicUrl).catch((err: Error) => stop(`PORTAL_OIDC_ISSUER: the provider's discovery document could not be read (${err.message})`)) : undefined;
   const app = createPortalApp({
     publicUrl: o.env.publicUrl,
