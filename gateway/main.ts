@@ -5,7 +5,9 @@ import { adminListener, startKeyAdmin } from './startup/admin-listener';
 import { loadConfiguration } from './startup/configuration';
 import { startKeyStore } from './startup/key-store';
 import { startOptionalListeners } from './startup/listeners';
+import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
+import { startPortalListener } from './startup/portal-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -24,7 +26,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -36,17 +38,21 @@ async function main(): Promise<void> {
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
-  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger);
+  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
+  const holders = startHolders(keys, administration, logger);
+  const selfService = selfServicePolicy(gatewayConfig.selfService);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
   const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...(redis ? { redis } : {}), ...(sharedCounters ? { sharedCounters } : {}) })];
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   servers.push(...startOptionalListeners([
-    adminListener(env, { logger, operators, keys, usageStore, counters, ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
+    adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
   ], logger));
+  const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
+  if (portalServer) servers.push(portalServer);
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.
   stopOnSignals(logger, 'shutting down', async () => {

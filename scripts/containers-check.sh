@@ -140,7 +140,7 @@ fi
 # --- 3. the project: build, up, check ------------------------------------------------------------
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 export GATEWAY_1_PORT=$(free_port) GATEWAY_2_PORT=$(free_port) GATEWAY_1_ADMIN_PORT=$(free_port)
-export GATEWAY_1_OPS_PORT=$(free_port) GATEWAY_2_OPS_PORT=$(free_port)
+export GATEWAY_1_OPS_PORT=$(free_port) GATEWAY_2_OPS_PORT=$(free_port) GATEWAY_1_PORTAL_PORT=$(free_port)
 CURSOR_SECRET=$(head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
 ADMIN_TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 export CURSOR_SECRET ADMIN_TOKEN

@@ -41,7 +41,14 @@ start('backend-mock/main.js', { ...process.env, BACKEND_PORT: backendPort }, () 
   // The ops listener is on for the demo (loopback): /metrics, /healthz, /readyz on OPS_PORT.
   // The demo keys come from their own file (their values are in the README), never from the
   // production keys file the gateway reads by default.
-  start('gateway/main.js', { BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', KEYS_FILE: 'config/demo-keys.yaml', ...process.env });
+  // The key holders' portal is on for the demo (loopback, read-only over the demo file): the
+  // gateway prints a one-time sign-in link for the demo account.
+  const portalPort = process.env.PORTAL_PORT ?? '8083';
+  start('gateway/main.js', {
+    BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', KEYS_FILE: 'config/demo-keys.yaml',
+    PORTAL_PORT: portalPort, PORTAL_PUBLIC_URL: `http://127.0.0.1:${portalPort}`, PORTAL_DEMO_LINK_ACCOUNT: 'demo-holder',
+    ...process.env,
+  });
 });
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));

@@ -1,7 +1,9 @@
 import type { Channel } from './actor';
 
 /** Actions the audit log records (one per change of one key). */
-export type AuditAction = 'create' | 'import' | 'change' | 'pause' | 'settle' | 'revoke' | 'roll' | 'delete' | 'file_add' | 'file_change' | 'file_remove';
+export type AuditAction = 'create' | 'import' | 'change' | 'pause' | 'settle' | 'revoke' | 'roll' | 'delete' | 'file_add' | 'file_change' | 'file_remove'
+  /** Holder accounts and subscription requests (gateway/accounts/, gateway/requests/): `account_id` names the account. */
+  | 'account.create' | 'account.update' | 'account.delete' | 'request.create' | 'request.approve' | 'request.decline';
 
 /** One field's value before and after a change; `null` where it was or became absent. */
 export interface FieldChange {
@@ -19,6 +21,8 @@ export interface AuditEntry {
   channel: Channel;
   action: AuditAction;
   key_id: string;
+  /** The account an account or request entry is about (absent on key entries). */
+  account_id?: string;
   changes: Record<string, FieldChange>;
 }
 

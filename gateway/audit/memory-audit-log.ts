@@ -3,7 +3,7 @@ import type { AuditAction, AuditEntry, FieldChange } from './audit-entry';
 import { decodeCursor, encodeCursor, type AuditLog, type AuditPage, type AuditQuery } from './audit-log';
 
 export interface MemoryAuditLog extends AuditLog {
-  append(actor: Actor, action: AuditAction, keyId: string, changes: Record<string, FieldChange>): void;
+  append(actor: Actor, action: AuditAction, keyId: string, changes: Record<string, FieldChange>, accountId?: string): void;
   readonly size: number;
 }
 
@@ -16,9 +16,9 @@ export function createMemoryAuditLog(maxEntries = 100_000): MemoryAuditLog {
   const entries: AuditEntry[] = [];
   let sequence = 0;
   return {
-    append(actor, action, keyId, changes) {
+    append(actor, action, keyId, changes, accountId) {
       sequence++;
-      entries.push({ id: String(sequence), time: new Date().toISOString(), actor: actor.name, channel: actor.channel, action, key_id: keyId, changes });
+      entries.push({ id: String(sequence), time: new Date().toISOString(), actor: actor.name, channel: actor.channel, action, key_id: keyId, ...(accountId !== undefined ? { account_id: accountId } : {}), changes });
       if (entries.length > maxEntries) entries.splice(0, entries.length - maxEntries);
     },
     async read(query: AuditQuery): Promise<AuditPage> {

@@ -23,7 +23,7 @@ const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
 export interface RedisAuditLog extends AuditLog {
   /** Adds the entry to `tx`, the transaction of the change itself: both happen, or neither. */
-  append(tx: ChainableCommander, actor: Actor, action: AuditAction, keyId: string, changes: Record<string, FieldChange>): void;
+  append(tx: ChainableCommander, actor: Actor, action: AuditAction, keyId: string, changes: Record<string, FieldChange>, accountId?: string): void;
 }
 
 function parse(id: string, flat: string[]): AuditEntry {
@@ -40,6 +40,7 @@ function parse(id: string, flat: string[]): AuditEntry {
     channel: (f.channel ?? 'library') as Channel,
     action: (f.action ?? 'change') as AuditAction,
     key_id: f.key_id ?? '',
+    ...(f.account_id !== undefined ? { account_id: f.account_id } : {}),
     changes,
   };
 }
@@ -51,9 +52,10 @@ function parse(id: string, flat: string[]): AuditEntry {
  */
 export function createRedisAuditLog(redis: RedisClient, streamKey: string, retention: AuditRetention = DEFAULT_AUDIT_RETENTION): RedisAuditLog {
   return {
-    append(tx, actor, action, keyId, changes) {
+    append(tx, actor, action, keyId, changes, accountId) {
       tx.xadd(streamKey, 'MAXLEN', '~', String(retention.maxEntries), '*',
-        'actor', actor.name, 'channel', actor.channel, 'action', action, 'key_id', keyId, 'changes', JSON.stringify(changes));
+        'actor', actor.name, 'channel', actor.channel, 'action', action, 'key_id', keyId, 'changes', JSON.stringify(changes),
+        ...(accountId !== undefined ? ['account_id', accountId] : []));
       tx.xtrim(streamKey, 'MINID', '~', String(Date.now() - retention.days * 86_400_000));
     },
     async read(query: AuditQuery): Promise<AuditPage> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normaliseCountry } from '../validation/iso-countries';
+import { PortalConfigSchema, toSelfService, type SelfServicePolicy } from './portal-policy';
 import { readYamlFile } from './yaml-file';
 
 /**
@@ -80,6 +81,8 @@ const GatewayConfigSchema = z
       })
       .strict()
       .optional(),
+    /** The key holders' portal: `self_service` says what holders may change (portal-policy.ts). */
+    portal: PortalConfigSchema.optional(),
   })
   .strict();
 
@@ -110,6 +113,8 @@ export interface GatewayConfig {
   readonly insightsUpstream?: string;
   /** Percentages of a quota that send `quota.threshold`, ascending (absent: DEFAULT_QUOTA_THRESHOLDS). */
   readonly quotaThresholds?: readonly number[];
+  /** What key holders may change in the portal (defaults when the file has no `portal:`). */
+  readonly selfService?: SelfServicePolicy;
 }
 
 export const toLimits = (l: z.infer<typeof LimitsSchema>): Limits =>
@@ -131,5 +136,6 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     ...(raw.refused_authentication?.tracked_per_minute !== undefined ? { refusedAuthTracked: raw.refused_authentication.tracked_per_minute } : {}),
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
     quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
+    selfService: toSelfService(raw.portal),
   });
 }

@@ -13,6 +13,7 @@ import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens
 import { allows, type Permission, type Role } from '../operators/roles';
 import { findRepoRoot } from '../repo-root';
 import type { ConsoleStore } from './console-store';
+import { createHolderConsoleRoutes, type HolderConsole } from './holder-routes';
 import { auditPage } from './pages/audit-page';
 import { confirmPage, type ConfirmAction } from './pages/confirm-page';
 import { errorPage } from './pages/error-page';
@@ -38,6 +39,8 @@ export interface ConsoleOptions {
   sessions: SessionStore;
   sessionTtlMs: number;
   logger: Logger;
+  /** The holders' pages (accounts, requests), when the gateway has the stores. */
+  holders?: HolderConsole;
 }
 
 interface Signed {
@@ -288,6 +291,7 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     res.status(200).type('text/csv; charset=utf-8').set('Content-Disposition', `attachment; filename="usage-${month}.csv"`).send(reportCsv(await report(month)));
   });
 
+  if (o.holders) router.use(createHolderConsoleRoutes(o.holders, o.store));
   router.use(() => {
     throw new ApiError('not_found');
   });

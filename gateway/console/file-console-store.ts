@@ -18,6 +18,8 @@ export function fileConsoleStore(o: {
   counters: Counters;
   audit: { read(query: AuditQuery): Promise<AuditPage> };
   usage?: Pick<ConsoleStore, 'history' | 'report' | 'reportCsv'>;
+  /** The account a key names (the file's records do not carry it; gateway/accounts/ reads it). */
+  accountOf?: (keyId: string) => Promise<string | undefined>;
 }): ConsoleStore {
   const find = (id: string): FileKey => {
     const key = o.keys().find((k) => k.record.id === id);
@@ -28,7 +30,11 @@ export function fileConsoleStore(o: {
     source: `the keys file ${o.file}`,
     ...o.usage,
     list: async () => o.keys().map(fileKeyView).sort((a, b) => a.id.localeCompare(b.id)),
-    show: async (id) => fileKeyView(find(id)),
+    async show(id) {
+      const view = fileKeyView(find(id));
+      const account = await o.accountOf?.(id);
+      return account === undefined ? view : { ...view, account };
+    },
     async usage(id): Promise<UsageView> {
       const key = find(id);
       const decision = await o.counters.peek(id, key.record.limits);

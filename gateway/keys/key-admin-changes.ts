@@ -8,13 +8,22 @@ import { checked, CreateSchema, notAllowed, overrides, parseInput, SetSchema } f
 import { eventFields, keyView } from './key-view';
 import { readKeysFile } from './keys-file';
 import { forgetUsage } from '../usage/forget-usage';
-import type { StoredKey } from './redis-layout';
+import { redisKeys, type StoredKey } from './redis-layout';
+import type { RedisClient } from '../redis/connect';
 
 type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 
+/** A key may only name an account that exists (gateway/accounts/ keeps them beside the keys). */
+async function checkAccount(redis: RedisClient, account: string | null | undefined): Promise<void> {
+  if (typeof account === 'string' && !(await redis.exists(redisKeys.account(account)))) {
+    throw new ApiError('invalid_parameter', { parameter: 'account' }, undefined, `account: no account with id "${account}"`);
+  }
+}
+
 /** The record after a `set`: the fields the input names changed, `null` removing expiry or note. */
-function applySet(s: StoredKey, fields: ReturnType<typeof parseSet>['fields'], expiresAt: string | null | undefined, note: string | null | undefined): StoredKey {
-  const { address: _a, expires_at: _e, note: _n, ...kept } = s;
+function applySet(s: StoredKey, parsed: ReturnType<typeof parseSet>): StoredKey {
+  const { fields, expiresAt, note, account } = parsed;
+  const { address: _a, expires_at: _e, note: _n, account: _acc, ...kept } = s;
   return {
     ...kept,
     ...(fields.tier ? { tier: fields.tier } : {}),
@@ -23,6 +32,7 @@ function applySet(s: StoredKey, fields: ReturnType<typeof parseSet>['fields'], e
     ...overrides(fields, s.limits),
     ...(expiresAt === undefined ? (s.expires_at !== undefined ? { expires_at: s.expires_at } : {}) : expiresAt === null ? {} : { expires_at: expiresAt }),
     ...(note === undefined ? (s.note !== undefined ? { note: s.note } : {}) : note === null ? {} : { note }),
+    ...(account === undefined ? (s.account !== undefined ? { account: s.account } : {}) : account === null ? {} : { account }),
   };
 }
 
@@ -39,8 +49,8 @@ function issuesAccess(s: StoredKey, after: StoredKey, nowMs: number): string | u
 }
 
 function parseSet(input: unknown) {
-  const { expires_at: expiresAt, note, ...rest } = parseInput(SetSchema, input);
-  return { fields: checked(rest), expiresAt, note };
+  const { expires_at: expiresAt, note, account, ...rest } = parseInput(SetSchema, input);
+  return { fields: checked(rest), expiresAt, note, account };
 }
 
 /**
@@ -53,6 +63,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
   return {
     async create(input) {
       const fields = checked(parseInput(CreateSchema, input), true);
+      await checkAccount(ctx.redis, fields.account);
       const key = generateKeyValue();
       const { per_minute: _m, per_day: _d, per_month: _mo, limits: _l, ...rest } = fields;
       // The event is made from the record written, not read back: once committed, nothing may fail
@@ -62,16 +73,20 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       return { id: fields.id, key };
     },
     async set(id, input, may = { issue: true }) {
-      const { fields, expiresAt, note } = parseSet(input);
+      const parsed = parseSet(input);
+      const { fields, expiresAt, note, account } = parsed;
+      await checkAccount(ctx.redis, account);
       const { after, changes } = await writer.update(id, 'change', (s) => {
-        const next = applySet(s, fields, expiresAt, note);
+        const next = applySet(s, parsed);
         const act = may.issue ? undefined : issuesAccess(s, next, Date.now());
         if (act) throw new ApiError('forbidden', {}, undefined, `${act[0]!.toUpperCase()}${act.slice(1)} needs the role "admin".`);
         return next;
       });
       // A change that changes nothing (`{}`, or the values the key has) is no event.
       if (Object.keys(changes).length) {
-        await emit('key.changed', { key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}) });
+        await emit('key.changed', {
+          key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}), ...(account !== undefined ? { account } : {}),
+        });
       }
       return view(after);
     },
@@ -98,6 +113,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
     async import(file, options = {}) {
       const entries = readKeysFile(file);
       if (!options.allowDemo) refuseDemoKeys(file, entries);
+      for (const account of new Set(entries.map((e) => e.account))) await checkAccount(ctx.redis, account);
       for (const entry of entries) {
         const { before, after, changes } = await writer.insert(entry, true);
         // Re-importing a record as it is stored changes nothing: no event.

@@ -48,7 +48,7 @@ function writeExclusively(file: string, text: string): void {
  * stored, hashes only (the store holds no key value), which `keys import FILE` restores exactly and
  * `KEYS_FILE` can serve. Returns the number of records.
  */
-export async function exportKeys(redis: RedisClient, file: string): Promise<number> {
+export async function exportKeys(redis: RedisClient, file: string, accounts: readonly unknown[] = []): Promise<number> {
   const ids = (await redis.smembers(redisKeys.ids)).sort();
   const now = Date.now();
   const keys: KeyEntry[] = [];
@@ -61,7 +61,7 @@ export async function exportKeys(redis: RedisClient, file: string): Promise<numb
       if (stored) keys.push(toEntry(stored));
     }
   }
-  writeExclusively(file, `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ keys }, { lineWidth: -1, flowLevel: 3 })}`);
+  writeExclusively(file, `# Export of the Redis key store, ${new Date(now).toISOString()}: hashes only. Restore with keys import.\n${dump({ ...(accounts.length ? { accounts } : {}), keys }, { lineWidth: -1, flowLevel: 3 })}`);
   return keys.length;
 }
 

@@ -8,7 +8,7 @@ import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
  * let it through unchecked here.
  */
 const FAST_FIELDS = new Set([
-  'id', 'key_sha256', 'tier', 'countries', 'address', 'addresses', 'status', 'pause_reason', 'limits', 'note', 'previous_key_sha256',
+  'id', 'key_sha256', 'tier', 'countries', 'address', 'addresses', 'status', 'pause_reason', 'limits', 'note', 'account', 'previous_key_sha256',
 ]);
 const LIMIT_FIELDS = new Set(['per_minute', 'per_day', 'per_month']);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,6 +34,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if ('address' in e && typeof e.address !== 'string') return false;
   if ('addresses' in e && !isStringList(e.addresses, MAX_ADDRESSES)) return false;
   if ('note' in e && (typeof e.note !== 'string' || e.note.length > MAX_NOTE)) return false;
+  if ('account' in e && (typeof e.account !== 'string' || !KEY_ID.test(e.account))) return false;
   if (e.status !== 'active' && e.status !== 'paused' && e.status !== 'revoked') return false;
   if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
   if ('limits' in e) {
@@ -47,7 +48,7 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
 /** A keys file's shape (`keys:` and a list of entries), checked fast (see isWellFormedKeyEntry). */
 export function isWellFormedKeysFile(raw: unknown): boolean {
   if (!isRecord(raw) || !Array.isArray(raw.keys)) return false;
-  for (const field in raw) if (field !== 'keys') return false;
+  for (const field in raw) if (field !== 'keys' && !(field === 'accounts' && Array.isArray(raw.accounts))) return false;
   for (const entry of raw.keys) if (!isWellFormedKeyEntry(entry)) return false;
   return true;
 }

@@ -12,14 +12,14 @@ import { sharedRecordParts, toKeyRecord, type FileKey } from './key-record-build
  * (no record holds them).
  */
 export interface PackedKeyEntries {
-  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note' | 'created_at' | 'updated_at'>>;
+  readonly parts: ReadonlyArray<Omit<KeyEntry, 'id' | 'key_sha256' | 'previous_key_sha256' | 'previous_key_expires_at' | 'note' | 'account' | 'created_at' | 'updated_at'>>;
   readonly rows: ReadonlyArray<string | number>;
   /** Rotations, three values each: the entry's index, previous_key_sha256, previous_key_expires_at. */
   readonly previous: ReadonlyArray<string | number>;
 }
 
 /** Fields that are not part of a packed entry's shared part. */
-const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note', 'created_at', 'updated_at']);
+const OWN_FIELDS = new Set(['id', 'key_sha256', 'previous_key_sha256', 'previous_key_expires_at', 'note', 'account', 'created_at', 'updated_at']);
 
 /**
  * A text that is equal for two entries exactly when all their fields but OWN_FIELDS are: every

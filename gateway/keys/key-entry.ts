@@ -38,6 +38,8 @@ export const KeyEntryFields = z.object({
   expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, e.g. 2027-01-31T00:00:00Z' }).optional(),
   /** For operators only: never in an answer to a caller, never logged. */
   note: z.string().max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`).optional(),
+  /** The holder account the key belongs to (gateway/accounts/); absent: an operator's key no holder sees. */
+  account: z.string().regex(KEY_ID, 'must be an account id: 1 to 64 characters of A-Z a-z 0-9 . _ -').optional(),
   /**
    * When the Redis store created and last changed the record: `keys export` writes them and `keys
    * import` restores them as written (an exact backup). A hand-written keys file leaves them out.

@@ -22,13 +22,18 @@ const LimitFields = {
   per_day: LimitValueSchema.optional(),
   per_month: LimitValueSchema.optional(),
 };
-export const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true })
+export const CreateSchema = KeyEntryFields.pick({ id: true, tier: true, countries: true, address: true, addresses: true, expires_at: true, note: true, account: true })
   .extend(LimitFields)
   .strict();
 /** An update names the fields it changes; `expires_at: null` and `note: null` remove them. */
 export const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, address: true, addresses: true })
   .partial()
-  .extend({ ...LimitFields, expires_at: KeyEntryFields.shape.expires_at.unwrap().nullable().optional(), note: KeyEntryFields.shape.note.unwrap().nullable().optional() })
+  .extend({
+    ...LimitFields,
+    expires_at: KeyEntryFields.shape.expires_at.unwrap().nullable().optional(),
+    note: KeyEntryFields.shape.note.unwrap().nullable().optional(),
+    account: KeyEntryFields.shape.account.unwrap().nullable().optional(),
+  })
   .strict();
 export const PauseSchema = z.object({ reason: z.enum(['unpaid_renewal', 'payment_dispute']) });
 export const RollSchema = z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) });

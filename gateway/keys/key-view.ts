@@ -20,6 +20,8 @@ export interface KeyView {
   previous_key_valid_until?: string;
   expires_at?: string;
   note?: string;
+  /** The holder account the key belongs to (gateway/accounts/). */
+  account?: string;
   created_at: string;
   updated_at: string;
 }
@@ -56,6 +58,7 @@ export function keyView(s: StoredKey, config: GatewayConfig): KeyView {
     ...(until !== undefined ? { previous_key_valid_until: until } : {}),
     ...(s.expires_at !== undefined ? { expires_at: s.expires_at } : {}),
     ...(s.note !== undefined ? { note: s.note } : {}),
+    ...(s.account !== undefined ? { account: s.account } : {}),
     created_at: s.created_at,
     updated_at: s.updated_at,
   };

@@ -20,7 +20,8 @@ export { isWellFormedKeyEntry } from './key-entry-fast-check';
 export { sharedRecordParts, toFileKeys, toKeyRecord, type FileKey, type SharedRecordParts } from './key-record-build';
 export { fromPackedKeyEntries, packKeyEntries, type PackedKeyEntries } from './key-entry-pack';
 
-const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema) }).strict();
+/** `accounts:` (holder accounts) is checked by gateway/accounts/keys-file-accounts.ts. */
+const KeysFileSchema = z.object({ keys: z.array(KeyEntrySchema), accounts: z.array(z.unknown()).optional() }).strict();
 
 function describeEntry(raw: unknown, path: ReadonlyArray<string | number>): string {
   const [top, index, ...field] = path;

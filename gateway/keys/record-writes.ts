@@ -89,6 +89,8 @@ export function createRecordWrites(redis: RedisClient) {
       // The current value's pointer, always (it also repairs one a crashed writer never made).
       await claimHash(after.key_sha256, after.id);
       await redis.sadd(redisKeys.ids, after.id); // before the record: a listed id without a record is skipped
+      // The account's key index, before the record too: readers check each record (gateway/accounts/).
+      if (after.account !== undefined) await redis.sadd(redisKeys.accountKeys(after.account), after.id);
       if (!(await compareAndSet(redisKeys.record(after.id), before.json, json))) return false;
       await tidy(before.stored, after);
       return true;

@@ -15,6 +15,12 @@ export const redisKeys = {
   changes: 'lgw:keys:changed',
   /** Stream: the audit log of every change to the records (gateway/audit/). */
   audit: 'lgw:audit',
+  /** Holder accounts (gateway/accounts/): the record, all ids (a sorted set, by id), email → id. */
+  account: (id: string) => `lgw:account:${id}`,
+  accounts: 'lgw:accounts',
+  accountByEmail: (email: string) => `lgw:account-email:${email}`,
+  /** Ids of the keys whose `account` is this id (a superset: readers check each record). */
+  accountKeys: (id: string) => `lgw:account-keys:${id}`,
   /** Set: ids whose record may hold audit entries not yet in the log (audit-outbox.ts). */
   auditPending: 'lgw:audit:pending',
 } as const;

@@ -25,6 +25,8 @@ import { createUsageRoutes, USAGE_PATHS } from '../usage/usage-routes';
 import { createKeyEventSink } from '../webhooks/key-events';
 import { redisDeadLetters } from '../webhooks/redis-webhook-queue';
 import { createWebhookRoutes, WEBHOOK_PATHS } from '../webhooks/webhook-routes';
+import { holderAdminRoutes } from '../requests/holder-stores';
+import type { Holders } from './holders';
 import type { KeyStores } from './key-store';
 import type { OptionalListener } from './listeners';
 import type { SharedRedis } from './redis-and-counters';
@@ -42,8 +44,9 @@ export interface KeyAdministration {
 
 export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
 
-export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger): KeyAdministration | undefined {
-  if (!adminOn(env) || !keys.redisStore || !redis) return undefined;
+/** Key administration for the admin API and, when `portalOn`, the holders' portal (its changes go through it too). */
+export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger, portalOn = false): KeyAdministration | undefined {
+  if (!(adminOn(env) || portalOn) || !keys.redisStore || !redis) return undefined;
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
@@ -60,6 +63,7 @@ export interface AdminListenerDeps {
   readonly usageStore: UsageStore;
   readonly counters: Counters;
   readonly redis?: SharedRedis;
+  readonly holders?: Holders;
 }
 
 function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministration, consoleRouter: (store: ConsoleStore) => ReturnType<typeof createConsoleRouter>, usageViews: Parameters<typeof redisConsoleStore>[2]): Express {
@@ -76,16 +80,17 @@ function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministratio
   const store = redisConsoleStore(keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usageViews);
   // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
   const webhookRoutes = createWebhookRoutes(redisDeadLetters(administration.redis));
+  const holders = deps.holders ? holderAdminRoutes(deps.holders.stores) : { routers: [], methods: {} };
   return createAdminApp(keyAdmin, deps.operators, deps.logger, {
-    routers: [usageRoutes, webhookRoutes],
-    methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
+    routers: [usageRoutes, webhookRoutes, ...holders.routers],
+    methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS, ...holders.methods },
     console: consoleRouter(store),
   });
 }
 
-function adminApp(deps: AdminListenerDeps): Express {
-  const { usageStore } = deps;
-  const usageViews = {
+/** What the console and the portal show of a key's use: its daily history and the monthly report. */
+export function usageViewsOf(usageStore: UsageStore) {
+  return {
     history: (id: string, days: number) => {
       const to = dayOf(Date.now());
       return dailyUsage(usageStore, id, addDays(to, 1 - days), to);
@@ -93,7 +98,12 @@ function adminApp(deps: AdminListenerDeps): Express {
     report: (month: string) => monthlyReport(usageStore, month),
     reportCsv,
   };
+}
+
+function adminApp(deps: AdminListenerDeps): Express {
+  const usageViews = usageViewsOf(deps.usageStore);
   const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
+    ...(deps.holders ? { holders: deps.holders.stores } : {}),
     store,
     operators: deps.operators,
     sessions: createMemorySessionStore(CONSOLE_SESSION_TTL_MS),
@@ -105,6 +115,7 @@ function adminApp(deps: AdminListenerDeps): Express {
   const file = deps.keys.file!;
   return createConsoleOnlyApp(consoleRouter(fileConsoleStore({
     file: file.file, keys: () => file.current(), counters: deps.counters, audit: file.audit, usage: usageViews,
+    ...(deps.holders?.accountOfKey ? { accountOf: deps.holders.accountOfKey } : {}),
   })));
 }
 

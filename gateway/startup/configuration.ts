@@ -8,6 +8,8 @@ import { loadGatewayConfig, type GatewayConfig } from '../config/gateway-config'
 import type { FileKey } from '../keys/keys-file';
 import { loadKeysFileOffThread } from '../keys/keys-file-loader';
 import { loadOperatorTokens, type OperatorTokenEntry } from '../operators/operator-tokens';
+import { readKeysFileAccounts } from '../accounts/keys-file-accounts';
+import { parsePortalEnv, type PortalEnv } from '../config/portal-env';
 
 export interface Configuration {
   readonly env: Env;
@@ -15,6 +17,8 @@ export interface Configuration {
   /** The keys file's keys when it is the key store (KEY_STORE=file). */
   readonly fileKeys?: FileKey[];
   readonly operatorTokens: OperatorTokenEntry[];
+  /** The key holders' portal, when PORTAL_PORT is set. */
+  readonly portal?: PortalEnv;
 }
 
 /** The insights service verifies the caller identity the gateway signs: no area without a secret. */
@@ -38,10 +42,12 @@ export const readOperatorTokens = (env: Env, file: string): OperatorTokenEntry[]
 export function loadConfiguration(): Configuration {
   try {
     const env = parseEnv();
+    const portal = parsePortalEnv();
     const gatewayConfig = readGatewayConfig(env);
     const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
+    if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up
     const operatorTokens = env.ADMIN_TOKENS_FILE ? readOperatorTokens(env, env.ADMIN_TOKENS_FILE) : [];
-    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens };
+    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens, ...(portal ? { portal } : {}) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);

@@ -26,6 +26,8 @@ export interface Reloadable {
   readonly administration?: KeyAdministration;
   readonly webhooks?: Webhooks;
   readonly operators: OperatorRegistry;
+  /** The portal's self-service policy (the gateway YAML's `portal.self_service`). */
+  readonly selfService: { update(next: GatewayConfig['selfService']): void };
 }
 
 export interface Reloads {
@@ -45,6 +47,7 @@ function applyConfig(parts: Reloadable, next: GatewayConfig): void {
   const tracked = next.refusedAuthTracked ?? DEFAULT_REFUSED_AUTH_TRACKED;
   if (budget !== serving.refusedAuth.perMinute || tracked !== serving.refusedAuth.tracked) serving.refusedAuth.update(budget, tracked);
   serving.insights.update(next.insightsUpstream);
+  parts.selfService.update(next.selfService);
 }
 
 /** The gateway config always, the keys file when it is the key store. */

@@ -9,7 +9,10 @@ export type WebhookEventType =
   | 'key.settled'
   | 'key.revoked'
   | 'key.rolled'
-  | 'key.deleted';
+  | 'key.deleted'
+  | 'subscription.requested'
+  | 'subscription.approved'
+  | 'subscription.declined';
 
 /**
  * One event. `id` is the `webhook-id` of every delivery attempt (receivers de-duplicate on it); the

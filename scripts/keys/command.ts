@@ -85,6 +85,7 @@ export const RECORD_OPTIONS = {
   address: { type: 'string', value: 'ADDR', help: 'one address or range (the first release\'s option; same as --addresses with one entry)' },
   'expires-at': { type: 'string', value: 'TIME', help: 'RFC 3339 date-time from which the key is refused (401), e.g. 2027-01-31T00:00:00Z; with set, "none" removes it' },
   note: { type: 'string', value: 'TEXT', help: 'free text for operators, at most 500 characters, never shown to callers; with set, "" removes it' },
+  account: { type: 'string', value: 'ID', help: 'the holder account the key belongs to (keys account create); with set, "" removes it' },
   'per-minute': { type: 'string', value: 'N', help: "overrides the tier's per-minute limit" },
   'per-day': { type: 'string', value: 'N', help: "overrides the tier's daily quota" },
   'per-month': { type: 'string', value: 'N', help: "overrides the tier's monthly quota" },
@@ -105,6 +106,8 @@ export function recordFields(ctx: CommandContext, removable = false): Record<str
   if (expiresAt !== undefined) out.expires_at = expiresAt === 'none' && removable ? null : expiresAt;
   const note = stringOption(ctx, 'note');
   if (note !== undefined) out.note = note === '' && removable ? null : note;
+  const account = stringOption(ctx, 'account');
+  if (account !== undefined) out.account = account === '' && removable ? null : account;
   const limits: Record<string, number> = {};
   for (const name of ['per-minute', 'per-day', 'per-month'] as const) {
     const n = integerOption(ctx, name);

@@ -92,7 +92,7 @@ describe('keys CLI help', () => {
     expect(complete(['keys', 'pa'])).toEqual(['pause']);
     expect(complete(['keys', ''])).toEqual([...COMMANDS.map((c) => c.name), 'help'].sort());
     expect(complete(['keys', 'pause', '--'])).toEqual(['--file', '--help', '--reason']);
-    expect(complete(['keys', 'help', 're'])).toEqual(['report', 'revoke']);
+    expect(complete(['keys', 'help', 're'])).toEqual(['report', 'requests', 'revoke']);
   });
 
   it('a store command without a Redis says so in one line', () => {

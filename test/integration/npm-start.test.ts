@@ -23,7 +23,7 @@ let gatewayUrl: string;
 
 beforeAll(async () => {
   // Resolves on the data service's "listening" line; the gateway's follows once it has started.
-  all = await startProcess('scripts/start-all.js', { BACKEND_PORT: String(await freePort()), PORT: '0', OPS_PORT: '0' }, 60_000);
+  all = await startProcess('scripts/start-all.js', { BACKEND_PORT: String(await freePort()), PORT: '0', OPS_PORT: '0', PORTAL_PORT: String(await freePort()) }, 60_000);
   const line = await waitForLine(all, '"key_store"', 30_000);
   gatewayUrl = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
 }, 90_000);

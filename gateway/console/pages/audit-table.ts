@@ -12,7 +12,7 @@ ${entries.map((e) => html`<tr data-audit-id="${e.id}">
   <td>${e.actor}</td>
   <td>${e.channel}</td>
   <td>${e.action}</td>
-  <td><a href="/console/keys/${encodeURIComponent(e.key_id)}">${e.key_id}</a></td>
+  <td>${e.key_id ? html`<a href="/console/keys/${encodeURIComponent(e.key_id)}">${e.key_id}</a>` : e.account_id ? html`account <a href="/console/accounts/${encodeURIComponent(e.account_id)}">${e.account_id}</a>` : ''}</td>
   <td>${formatChanges(e).length ? html`<ul class="changes">${formatChanges(e).map((c) => html`<li>${c}</li>`)}</ul>` : html`<span class="muted">—</span>`}</td>
 </tr>`)}
 </tbody>

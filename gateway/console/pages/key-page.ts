@@ -85,6 +85,7 @@ ${done ? html`<p class="notice" role="status">${done}</p>` : ''}
   <dt>Tier</dt><dd>${k.tier}</dd>
   <dt>Countries</dt><dd>${k.countries.join(', ')}</dd>
   <dt>Address</dt><dd>${k.addresses.join(', ')}</dd>
+  <dt>Account</dt><dd id="key-account">${k.account ? html`<a href="/console/accounts/${encodeURIComponent(k.account)}">${k.account}</a>` : html`<span class="muted">none (an operator's key)</span>`}</dd>
   <dt>Limits</dt><dd>${k.limits.per_minute} per minute, ${k.limits.per_day} per day, ${k.limits.per_month} per month${k.limit_overrides ? ' (overridden for this key)' : ' (the tier\'s)'}</dd>
   ${k.previous_key_valid_until ? html`<dt>Previous value</dt><dd>still accepted until ${k.previous_key_valid_until}</dd>` : ''}
   <dt>Created</dt><dd>${k.created_at}</dd>

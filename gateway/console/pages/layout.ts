@@ -17,6 +17,8 @@ export function layout(title: string, ctx: PageContext, content: SafeHtml): stri
   const nav = ctx.operator
     ? html`<nav aria-label="Console">
         <a href="/console/keys">Keys</a>
+        <a href="/console/accounts">Accounts</a>
+        <a href="/console/requests">Requests</a>
         <a href="/console/audit">Audit log</a>
         <a href="/console/reports/monthly">Monthly report</a>
       </nav>

@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { holderStores } from '../holders';
 
 export const exportFile: Command = {
   name: 'export',
@@ -7,7 +8,9 @@ export const exportFile: Command = {
   positionals: [1, 1],
   async run(ctx) {
     const { exportKeys } = await import('../../../gateway/keys/key-backup');
-    const count = await exportKeys(await ctx.redis(), ctx.args[0]!);
-    ctx.out(`exported ${count} keys to ${ctx.args[0]} (hashes only)\n`);
+    const { exportAccounts } = await import('../../../gateway/accounts/account-backup');
+    const accounts = await exportAccounts((await holderStores(ctx)).accounts);
+    const count = await exportKeys(await ctx.redis(), ctx.args[0]!, accounts);
+    ctx.out(`exported ${count} keys${accounts.length ? ` and ${accounts.length} accounts` : ''} to ${ctx.args[0]} (hashes only)\n`);
   },
 };

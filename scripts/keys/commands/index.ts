@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { account } from './account';
 import { add } from './add';
 import { audit } from './audit';
 import { completion } from './completion';
@@ -11,6 +12,7 @@ import { importFile } from './import';
 import { list } from './list';
 import { pause } from './pause';
 import { report } from './report';
+import { approve, decline, requests } from './requests';
 import { revoke } from './revoke';
 import { roll } from './roll';
 import { set } from './set';
@@ -40,6 +42,10 @@ export const COMMANDS: readonly Command[] = [
   exportFile,
   audit,
   webhooks,
+  account,
+  requests,
+  approve,
+  decline,
   validate,
   add,
   generate,

@@ -2,7 +2,7 @@ import { printJson, RECORD_OPTIONS, recordFields, type Command } from '../comman
 
 export const set: Command = {
   name: 'set',
-  synopsis: 'ID [--tier ..] [--countries ..] [--addresses ..] [--expires-at TIME|none] [--note TEXT] [--per-minute N] [--per-day N] [--per-month N]',
+  synopsis: 'ID [--tier ..] [--countries ..] [--addresses ..] [--expires-at TIME|none] [--note TEXT] [--account ID] [--per-minute N] [--per-day N] [--per-month N]',
   summary: 'changes a key record; prints it',
   options: RECORD_OPTIONS,
   positionals: [1, 1],

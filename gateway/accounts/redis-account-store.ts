@@ -1,0 +1,94 @@
+import type { RedisClient } from '../redis/connect';
+import { ApiError } from '../errors';
+import { redisKeys } from '../keys/redis-layout';
+import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
+import type { AccountStore } from './account-store';
+import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
+import { noAudit, type ChangeAudit } from './change-audit';
+import { parseStoredAccount } from './redis-account-layout';
+import { accountKeyIds, concurrent, createAccountWrites } from './redis-account-writes';
+
+/**
+ * Accounts in the Redis key store, beside the keys: the record under `lgw:account:<id>`, the ids in
+ * a sorted set (listed in id order by ZRANGE BYLEX), and one `lgw:account-email:<address>` pointer
+ * per address. As with key hashes (gateway/keys/record-writes.ts), the record decides: pointers are
+ * claimed before the record names an address and released after it stopped, and every reader
+ * checks the record, so a writer dying half-way leaves at worst a pointer that leads nowhere.
+ * Single-key commands only, so it runs on any topology.
+ */
+export interface RedisAccountStore extends AccountStore {
+  /**
+   * Writes an account as it is, times included (`keys import` of an export: exact round trip);
+   * creates it or replaces the one with its id. Audited as `account.create` or `account.update`.
+   */
+  restore(account: Account): Promise<'created' | 'replaced'>;
+}
+
+export function createRedisAccountStore(redis: RedisClient, options: { audit?: ChangeAudit } = {}): RedisAccountStore {
+  const audit = options.audit ?? noAudit;
+  const { cas, get, releaseEmails, swap } = createAccountWrites(redis);
+  const keyIdsOf = (accountId: string): Promise<string[]> => accountKeyIds(redis, accountId);
+  const taken = (id: string): ApiError => new ApiError('conflict', {}, undefined, `An account with id "${id}" already exists.`);
+  return {
+    writable: true,
+    get,
+    async findByEmail(email) {
+      const address = email.trim().toLowerCase();
+      const id = await redis.get(redisKeys.accountByEmail(address));
+      if (id === null) return undefined;
+      const account = await get(id);
+      return account?.emails.includes(address) ? account : undefined;
+    },
+    async list({ limit, cursor }) {
+      checkPageLimit(limit);
+      const min = cursor === undefined ? '-' : `(${decodeAccountCursor(cursor)}`;
+      const ids = await redis.zrangebylex(redisKeys.accounts, min, '+', 'LIMIT', 0, limit + 1);
+      const page = ids.slice(0, limit);
+      const accounts = (await Promise.all(page.map(get))).filter((a): a is Account => a !== undefined);
+      return { accounts, nextCursor: ids.length > limit ? encodeAccountCursor(page[page.length - 1]!) : null };
+    },
+    keyIdsOf,
+    async create(input) {
+      const checked = checkAccountInput(input);
+      if (await redis.exists(redisKeys.account(checked.id))) throw taken(checked.id);
+      const now = new Date().toISOString();
+      const { after } = await swap(checked.id, (before) => {
+        if (before) throw taken(checked.id);
+        return { ...checked, createdAt: now, updatedAt: now };
+      });
+      await audit('account.create', { accountId: after.id }, accountChanges(undefined, after));
+      return after;
+    },
+    async update(id, patch) {
+      const checked = checkAccountPatch(patch);
+      const { before, after } = await swap(id, (current) => {
+        if (!current) throw unknownAccount(id);
+        return applyPatch(current, checked);
+      });
+      const changes = accountChanges(before, after);
+      if (Object.keys(changes).length) await audit('account.update', { accountId: id }, changes);
+      return after;
+    },
+    async restore(account) {
+      const checked = checkAccountInput({ ...account, emails: [...account.emails] });
+      const { before, after } = await swap(checked.id, () => ({ ...checked, createdAt: account.createdAt, updatedAt: account.updatedAt }));
+      await audit(before ? 'account.update' : 'account.create', { accountId: after.id }, accountChanges(before, after));
+      return before ? 'replaced' : 'created';
+    },
+    async delete(id) {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const json = await redis.get(redisKeys.account(id));
+        const before = parseStoredAccount(json);
+        if (!before) throw unknownAccount(id);
+        const keys = await keyIdsOf(id);
+        if (keys.length) throw new ApiError('conflict', {}, undefined, `Account "${id}" is named by ${keys.length} key(s) (${keys.slice(0, 5).join(', ')}): move or delete them first.`);
+        if (!(await cas(redisKeys.account(id), json, null))) continue;
+        await redis.zrem(redisKeys.accounts, id);
+        await releaseEmails(before.emails, id);
+        await audit('account.delete', { accountId: id }, accountChanges(before, undefined));
+        return;
+      }
+      throw concurrent();
+    },
+  };
+}

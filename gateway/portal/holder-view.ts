@@ -1,0 +1,78 @@
+import type { AuditEntry, FieldChange } from '../audit/audit-entry';
+import type { KeyView } from '../keys/key-admin';
+
+/**
+ * What a holder sees of a key: the fields listed here and nothing else (built field by field, so
+ * an operator's `note`, a hash or any field added to KeyView later never reaches a holder's page).
+ */
+export interface HolderKey {
+  readonly id: string;
+  readonly tier: string;
+  readonly countries: readonly string[];
+  readonly addresses: readonly string[];
+  readonly status: string;
+  readonly pauseReason?: string;
+  readonly expiresAt?: string;
+  readonly limits: { per_minute: number; per_day: number; per_month: number };
+  readonly previousValidUntil?: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export function holderKey(k: KeyView): HolderKey {
+  return {
+    id: k.id,
+    tier: k.tier,
+    countries: [...k.countries],
+    addresses: [...k.addresses],
+    status: k.status,
+    ...(k.pause_reason ? { pauseReason: k.pause_reason } : {}),
+    ...(k.expires_at ? { expiresAt: k.expires_at } : {}),
+    limits: { per_minute: k.limits.per_minute, per_day: k.limits.per_day, per_month: k.limits.per_month },
+    ...(k.previous_key_valid_until ? { previousValidUntil: k.previous_key_valid_until } : {}),
+    createdAt: k.created_at,
+    updatedAt: k.updated_at,
+  };
+}
+
+/** Why a key is paused, and what settles it, in the holder's words. */
+export const PAUSE_EXPLANATIONS: Record<string, { why: string; settles: string }> = {
+  unpaid_renewal: {
+    why: 'the subscription\'s renewal is unpaid',
+    settles: 'Paying the renewal settles it: the key works again, unchanged, as soon as the payment is recorded.',
+  },
+  payment_dispute: {
+    why: 'a payment is disputed',
+    settles: 'Resolving the dispute with billing settles it: the key then works again, unchanged.',
+  },
+};
+
+/** One change to a key as a holder sees it: when, by whom (you or the provider), what. */
+export interface HolderChange {
+  readonly time: string;
+  readonly keyId: string;
+  readonly by: string;
+  readonly action: string;
+  readonly changes: Readonly<Record<string, FieldChange>>;
+}
+
+const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'file_add', 'file_change']);
+
+/** Fields of an audit entry a holder never sees: the operator's note, and the account link. */
+const HIDDEN_FIELDS = new Set(['note', 'account']);
+
+/**
+ * Audit entries as a holder's history: operators' notes dropped, an operator named only as "your
+ * provider" (operator token names are internal), a holder shown by the identity they signed in with.
+ */
+export function holderChanges(entries: readonly AuditEntry[], accountId: string): HolderChange[] {
+  const own = `holder:${accountId}:`;
+  return entries.flatMap((e) => {
+    // Requests have their own table; account entries are not about a key.
+    if (!KEY_ACTIONS.has(e.action)) return [];
+    const changes = Object.fromEntries(Object.entries(e.changes).filter(([name]) => !HIDDEN_FIELDS.has(name)));
+    if (!Object.keys(changes).length && e.action !== 'roll' && e.action !== 'revoke') return [];
+    const by = e.actor.startsWith(own) ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`) : 'your provider';
+    return [{ time: e.time, keyId: e.key_id, by, action: e.action, changes }];
+  });
+}

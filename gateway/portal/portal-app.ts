@@ -1,0 +1,85 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { operatorError } from '../admin/operator-error';
+import { ApiError } from '../errors';
+import { findRepoRoot } from '../repo-root';
+import { sameOrigin } from './origin-check';
+import { messagePage, type PortalContext } from './pages/layout';
+import { createAuthRouter, type AuthDeps } from './portal-auth';
+import type { HolderDeps } from './holder-context';
+import { createHolderRouter } from './holder-routes';
+import { FieldProblem } from './form-input';
+
+/**
+ * The portal's Content-Security-Policy: no script at all, styles and images only from here, forms
+ * post only here, never framed.
+ */
+export const PORTAL_CSP = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+export type PortalDeps = AuthDeps & HolderDeps & { logger: Logger; trustedProxies: readonly string[] };
+
+const CSS = 'text/css; charset=utf-8';
+
+/** The two stylesheets, read once: the console's (shared, not copied) and the portal's additions. */
+function loadAssets(): Map<string, Buffer> {
+  const root = findRepoRoot(__dirname);
+  return new Map([
+    ['console.css', fs.readFileSync(path.join(root, 'gateway', 'console', 'assets', 'console.css'))],
+    ['portal.css', fs.readFileSync(path.join(root, 'gateway', 'portal', 'assets', 'portal.css'))],
+  ]);
+}
+
+export function sendPage(res: Response, status: number, page: string): void {
+  res.status(status).type('text/html; charset=utf-8').send(page);
+}
+
+/**
+ * The key holders' portal (CONTRACT part 8) on its own listener: server-rendered pages under
+ * `/portal`, no script, post-redirect-get. Every POST passes the Origin check (origin-check.ts);
+ * every POST after sign-in carries the session's CSRF token too (holder-routes.ts).
+ */
+export function createPortalApp(d: PortalDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', false);
+  // The failed sign-in budget counts per client address: behind a proxy only a trusted one's word is taken.
+  app.set('trust proxy', d.trustedProxies.length ? [...d.trustedProxies] : false);
+  const assets = loadAssets();
+
+  app.use((_req, res, next) => {
+    res.set({
+      'Content-Security-Policy': PORTAL_CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'X-Frame-Options': 'DENY',
+      // same-origin: a form post carries a Referer here, never to the identity provider or elsewhere.
+      'Referrer-Policy': 'same-origin',
+      'Cache-Control': 'no-store',
+    });
+    next();
+  });
+  app.get('/portal/assets/:name', (req, res) => {
+    const body = assets.get(req.params.name as string);
+    if (!body) throw new ApiError('not_found');
+    res.set('Cache-Control', 'private, max-age=300').type(CSS).send(body);
+  });
+  app.get(['/', '/portal', '/portal/'], (_req, res) => res.redirect(303, '/portal/keys'));
+  // Every change, signed in or not, comes from a page of this portal (Origin, else Referer).
+  app.post('/portal/{*rest}', sameOrigin(d.publicUrl));
+  app.use('/portal', createAuthRouter(d));
+  app.use('/portal', createHolderRouter(d));
+  app.use(() => {
+    throw new ApiError('not_found');
+  });
+  app.use(function portalError(err: unknown, _req: Request, res: Response, _next: NextFunction) {
+    const ctx = (res.locals.portalCtx as PortalContext | undefined) ?? {};
+    if (err instanceof FieldProblem) err = new ApiError('invalid_parameter', { parameter: err.field }, undefined, `${err.field}: ${err.message}`);
+    const answer = operatorError(err, d.logger, { bodyMessage: 'The form could not be read (at most 16 KB and 20 fields, UTF-8, not compressed).', failed: 'portal request failed' });
+    if (answer.retryAfterSeconds !== undefined) res.set('Retry-After', String(answer.retryAfterSeconds));
+    const title = answer.status === 404 ? 'Not found' : answer.status >= 500 ? 'Not available' : 'Not done';
+    sendPage(res, answer.status, messagePage(ctx, title, answer.status === 404 ? 'There is no such page, or no such key in your account.' : answer.message, 'error', ctx.holder ? { href: '/portal/keys', text: 'Your keys' } : { href: '/portal/sign-in', text: 'Sign in' }));
+  } as express.ErrorRequestHandler);
+  return app;
+}

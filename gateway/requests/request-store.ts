@@ -1,0 +1,27 @@
+import type { RequestChange, RequestStatus, SubscriptionRequest } from './subscription-request';
+
+export interface RequestQuery {
+  status?: RequestStatus;
+  accountId?: string;
+  keyId?: string;
+  /** 1..1000. */
+  limit: number;
+  cursor?: string;
+}
+
+/**
+ * Subscription requests (CONTRACT part 8), newest first. `create` emits `subscription.requested`;
+ * `decide` approves or declines a pending request once (a second decision is 409 `conflict`):
+ * approval applies the change to the same key through the key admin (audited, `key.changed`), then
+ * emits `subscription.approved` or `subscription.declined`. Every change is audited under the
+ * current actor (`request.create`, `request.approve`, `request.decline`).
+ */
+export interface RequestStore {
+  create(input: { keyId: string; accountId: string; change: RequestChange }): Promise<SubscriptionRequest>;
+  list(q: RequestQuery): Promise<{ requests: SubscriptionRequest[]; nextCursor: string | null }>;
+  get(id: string): Promise<SubscriptionRequest | undefined>;
+  decide(id: string, outcome: 'approved' | 'declined', by: string): Promise<SubscriptionRequest>;
+}
+
+/** Applies an approved change to its key (the key admin's `set`, see apply-change.ts). */
+export type ApplyChange = (keyId: string, change: RequestChange) => Promise<void>;

@@ -1,0 +1,67 @@
+import { createMemoryPortalSessions, csrfMatches, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../gateway/portal/portal-sessions';
+import { createMemorySignInBudget, FAILED_SIGN_INS_PER_MINUTE } from '../../gateway/portal/sign-in-budget';
+import { createMemoryPendingLogins, PENDING_LOGIN_MS } from '../../gateway/portal/pending-logins';
+
+describe('portal sessions (memory twin of the Redis store)', () => {
+  test('end after 30 minutes idle', async () => {
+    let now = 1_000_000;
+    const store = createMemoryPortalSessions(() => now);
+    const s = await store.create('acme', null);
+    now += SESSION_IDLE_MS - 1000;
+    expect(await store.get(s.id)).toMatchObject({ accountId: 'acme' });
+    now += SESSION_IDLE_MS - 1000; // each request restarts the idle time
+    expect(await store.get(s.id)).toBeDefined();
+    now += SESSION_IDLE_MS;
+    expect(await store.get(s.id)).toBeUndefined();
+  });
+
+  test('end 8 hours after sign-in however busy', async () => {
+    let now = 0;
+    const store = createMemoryPortalSessions(() => now);
+    const s = await store.create('acme', 'ops@acme.test');
+    while (now < SESSION_ABSOLUTE_MS - 10 * 60_000) {
+      now += 10 * 60_000;
+      expect(await store.get(s.id)).toBeDefined();
+    }
+    now = SESSION_ABSOLUTE_MS;
+    expect(await store.get(s.id)).toBeUndefined();
+  });
+
+  test('end at sign-out; unknown and malformed ids find nothing; CSRF compared exactly', async () => {
+    const store = createMemoryPortalSessions();
+    const s = await store.create('acme', null);
+    expect(csrfMatches(s, s.csrf)).toBe(true);
+    expect(csrfMatches(s, `${s.csrf}x`)).toBe(false);
+    expect(csrfMatches(s, [s.csrf])).toBe(false);
+    expect(csrfMatches(s, undefined)).toBe(false);
+    await store.end(s.id);
+    expect(await store.get(s.id)).toBeUndefined();
+    expect(await store.get('not-an-id')).toBeUndefined();
+  });
+});
+
+test('the failed sign-in budget: 10 per address and minute, then refused until the minute ends', async () => {
+  let now = 60_000 * 1000 + 5_000;
+  const budget = createMemorySignInBudget(FAILED_SIGN_INS_PER_MINUTE, () => now);
+  for (let i = 0; i < 10; i++) {
+    expect(await budget.allowed('10.0.0.1')).toBe(true);
+    await budget.failed('10.0.0.1');
+  }
+  expect(await budget.allowed('10.0.0.1')).toBe(false);
+  expect(await budget.allowed('10.0.0.2')).toBe(true);
+  expect(budget.retryAfterSeconds()).toBe(55);
+  now += 55_000;
+  expect(await budget.allowed('10.0.0.1')).toBe(true);
+});
+
+test('a pending OpenID sign-in is taken once, and not after 10 minutes', async () => {
+  let now = 0;
+  const pending = createMemoryPendingLogins(() => now);
+  const login = { state: 's', codeVerifier: 'v', nonce: 'n' };
+  await pending.put('a', login);
+  expect(await pending.take('a')).toEqual(login);
+  expect(await pending.take('a')).toBeUndefined();
+  await pending.put('b', login);
+  now += PENDING_LOGIN_MS;
+  expect(await pending.take('b')).toBeUndefined();
+});
