@@ -45,7 +45,7 @@ export function createMemoryRequestStore(deps: RequestStoreDeps): RequestStore {
       requests.set(id, decided);
       if (outcome === 'approved') {
         try {
-          await deps.apply(before.keyId, before.change);
+          await deps.apply(before.keyId, before.change, before.accountId);
         } catch (err) {
           requests.set(id, before);
           throw err;

@@ -101,7 +101,7 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
       }
       if (outcome === 'approved') {
         try {
-          await deps.apply(before.keyId, before.change);
+          await deps.apply(before.keyId, before.change, before.accountId);
         } catch (err) {
           await cas(requestKeys.record(id), decidedJson, json!); // not applied: pending again
           throw err;

@@ -23,5 +23,5 @@ export interface RequestStore {
   decide(id: string, outcome: 'approved' | 'declined', by: string): Promise<SubscriptionRequest>;
 }
 
-/** Applies an approved change to its key (the key admin's `set`, see apply-change.ts). */
-export type ApplyChange = (keyId: string, change: RequestChange) => Promise<void>;
+/** Applies an approved change to its key, which must still be the account's (see apply-change.ts). */
+export type ApplyChange = (keyId: string, change: RequestChange, accountId: string) => Promise<void>;

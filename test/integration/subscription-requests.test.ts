@@ -257,6 +257,18 @@ describe('an approval that cannot apply', () => {
     expect((await call('GET', `/admin/requests/${request.id}`, TOKENS.viewer)).body.status).toBe('pending');
   });
 
+  test('a key moved to another account since the request is not changed (409), the request stays pending', async () => {
+    expect((await call('POST', '/admin/accounts', TOKENS.admin, { id: 'other', name: 'Other', emails: ['x@other.example'] })).status).toBe(201);
+    expect((await call('POST', '/admin/keys', TOKENS.admin, { id: 'moved', tier: 'standard', countries: ['GB'], address: '127.0.0.1', account: 'acme' })).status).toBe(201);
+    const request = await holder(() => holders.requests.create({ keyId: 'moved', accountId: 'acme', change: { tier: 'advanced' } }));
+    expect((await call('PATCH', '/admin/keys/moved', TOKENS.operator, { account: 'other' })).status).toBe(200);
+    const refused = await call('POST', `/admin/requests/${request.id}/approve`, TOKENS.operator);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toContain('no longer belongs');
+    expect((await call('GET', '/admin/keys/moved', TOKENS.viewer)).body.tier).toBe('standard');
+    expect((await call('POST', `/admin/requests/${request.id}/decline`, TOKENS.operator)).body.status).toBe('declined');
+  });
+
   test('paging: newest first, next_cursor until the last page', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -265,7 +277,7 @@ describe('an approval that cannot apply', () => {
       seen.push(...page.body.requests.map((r: { id: string }) => r.id));
       cursor = page.body.next_cursor;
     } while (cursor);
-    expect(seen).toHaveLength(4);
+    expect(seen).toHaveLength(5);
     expect(seen).toEqual([...seen].sort().reverse());
   });
 });

@@ -130,8 +130,9 @@ describe('the memory request store', () => {
     let failNext = false;
     const sent: Array<[string, Record<string, unknown>]> = [];
     const store = createMemoryRequestStore({
-      apply: async (keyId, change) => {
+      apply: async (keyId, change, accountId) => {
         if (failNext) throw new Error('key gone');
+        expect(accountId).toBe('a');
         applied.push([keyId, change]);
       },
       events: async (type, data) => void sent.push([type, data]),
