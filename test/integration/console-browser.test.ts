@@ -16,13 +16,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { fixtureListings } from '../fixtures/listings';
-import {
-  getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway, writeGatewayConfig, writeKeysFile, writeListingsFile,
-  type Proc,
-} from '../kit/gateway-stack';
+import { budget, eventually, getWithKey, makeTempDir, removeTempDirs, sha256Hex, type Proc } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 
 const CHROMIUM = (() => {
   try {
@@ -35,13 +31,12 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
-jest.setTimeout(60_000);
+jest.setTimeout(budget(60_000));
 
 const TOKENS = { ada: 'ada-console-admin-token-0123456789', otto: 'otto-console-operator-token-0123', vera: 'vera-console-viewer-token-012345' };
 const ROLES = { ada: 'admin', otto: 'operator', vera: 'viewer' } as const;
 
-let redis: RedisServer;
-let backend: Proc;
+let stack: RedisStack;
 let gateways: Proc[] = [];
 let adminUrl: string;
 let browser: Browser;
@@ -94,14 +89,15 @@ async function signIn(page: Page, who: keyof typeof TOKENS): Promise<void> {
 /** Polls every gateway until each answers `status` (and `error`) for `value`; returns the time taken (ms). */
 async function seenEverywhere(value: string, status: number, error?: string, timeoutMs = 5_000): Promise<number> {
   const started = Date.now();
-  for (;;) {
+  let last = '';
+  await eventually(`${status} ${error ?? ''} on every gateway`, async () => {
     const answers = await Promise.all(gateways.map((g) => getWithKey(g.url, '/v1/ping', value)));
-    if (answers.every((a) => a.status === status && (error === undefined || a.body?.error === error))) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) {
-      throw new Error(`not seen everywhere: ${answers.map((a) => `${a.status} ${a.body?.error ?? ''}`).join(', ')}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    last = answers.map((a) => `${a.status} ${a.body?.error ?? ''}`).join(', ');
+    return answers.every((a) => a.status === status && (error === undefined || a.body?.error === error));
+  }, { timeoutMs, intervalMs: 20 }).catch((err: Error) => {
+    throw new Error(`not seen everywhere: ${last} (${err.message})`);
+  });
+  return Date.now() - started;
 }
 
 const adminApi = async (method: string, url: string, body?: unknown): Promise<any> => {
@@ -113,27 +109,22 @@ const adminApi = async (method: string, url: string, body?: unknown): Promise<an
 
 beforeAll(async () => {
   if (!CHROMIUM) throw new Error('Chromium is required (apt-get install -y chromium)');
-  redis = await startRedis();
-  backend = await startBackend(writeListingsFile(fixtureListings()));
   const dir = makeTempDir();
   const tokensFile = path.join(dir, 'operators.yaml');
   fs.writeFileSync(tokensFile, (Object.keys(TOKENS) as Array<keyof typeof TOKENS>)
     .map((name) => `- name: ${name}\n  token_sha256: ${sha256Hex(TOKENS[name])}\n  role: ${ROLES[name]}\n`).join(''));
-  const keysFile = writeKeysFile([], dir);
-  const gatewayConfig = writeGatewayConfig(undefined, dir);
-  const env = { REDIS_URL: redis.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' };
-  gateways = await Promise.all([0, 1].map((i) => startGateway({
-    backendUrl: backend.url, keysFile, gatewayConfig, env: i === 0 ? { ...env, ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile } : env,
-  })));
+  stack = await startRedisStack({
+    env: { REDIS_COMMAND_TIMEOUT_MS: '3000', USAGE_FLUSH_MS: '200' },
+    gateways: [{ ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile }, {}],
+  });
+  gateways = stack.gateways;
   adminUrl = await announcedUrl(gateways[0]!, 'admin api listening');
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-}, 60_000);
+}, budget(60_000));
 
 afterAll(async () => {
   await browser?.close();
-  await Promise.all(gateways.map((g) => g.stop()));
-  await backend?.stop();
-  await redis?.stop();
+  await stack?.stop();
   removeTempDirs();
 });
 
@@ -194,8 +185,10 @@ describe('an admin in the console', () => {
     const posted = page.waitForResponse((r) => r.url().endsWith('/console/keys/browser-key/pause'));
     await page.getByRole('button', { name: 'Pause the key' }).click();
     await posted;
+    // Within one second (the contract's figure, scaled by the load measured now).
+    const oneSecond = budget(1_000);
     const ms = await seenEverywhere(firstValue, 403, 'key_paused', 1_000);
-    expect(ms).toBeLessThanOrEqual(1_000);
+    expect(ms).toBeLessThanOrEqual(oneSecond);
     await expect(page.locator('#key-state').innerText()).resolves.toBe('paused');
     await checkAccessibility(page, 'key (paused)');
     await page.getByRole('button', { name: 'Settle (resume)' }).click();

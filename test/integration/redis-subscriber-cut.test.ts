@@ -8,41 +8,38 @@
  * - cut and kept down: a revocation published meanwhile (and so never received) is in force within
  *   about a second anyway, not after the cache's 30 s.
  */
-import Redis from 'ioredis';
-import { getWithKey, makeTempDir, removeTempDirs, sleep, startGateway, writeGatewayConfig, writeKeysFile, type Proc } from '../kit/gateway-stack';
+import type Redis from 'ioredis';
+import { budget, getWithKey, removeTempDirs, sleep, type Proc } from '../kit/gateway-stack';
 import { keyProvisioner } from '../kit/redis-keys';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 
-let redisServer: RedisServer;
+let stack: RedisStack;
 let proxy: TcpProxy;
 let direct: Redis;
 let gateways: Proc[] = [];
 let gatewayConfigFile: string;
-let backend: Proc;
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  proxy = await startTcpProxy(redisServer.port, { resp: true });
-  direct = new Redis(redisServer.url);
-  const dir = makeTempDir();
-  gatewayConfigFile = writeGatewayConfig(undefined, dir);
-  const { startBackend, writeListingsFile } = await import('../kit/gateway-stack');
-  const { fixtureListings } = await import('../fixtures/listings');
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  const env = { REDIS_URL: `redis://${proxy.address}`, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '200' };
-  gateways = await Promise.all([0, 1].map(() => startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([], dir), gatewayConfig: gatewayConfigFile, env })));
-}, 60_000);
+  // The gateways reach Redis through the proxy (command timeout: 200 ms on an idle machine, scaled
+  // by the load, at most 1 s); the test's own client goes straight to it.
+  stack = await startRedisStack({
+    env: { REDIS_COMMAND_TIMEOUT_MS: String(Math.min(budget(200), 1000)) },
+    gateways: [{}, {}],
+    redisUrl: async (server) => {
+      proxy = await startTcpProxy(server.port, { resp: true });
+      return `redis://${proxy.address}`;
+    },
+  });
+  ({ redis: direct, gatewayConfig: gatewayConfigFile, gateways } = stack);
+}, budget(60_000));
 
 afterAll(async () => {
   proxy?.cutOn(undefined);
-  await Promise.all(gateways.map((g) => g.stop()));
-  await backend?.stop();
-  direct?.disconnect();
+  await stack?.stop();
   await proxy?.close();
-  await redisServer?.stop();
   removeTempDirs();
 });
 
@@ -82,7 +79,7 @@ test('finding 9: the subscription connection cut over and over for 5 s: both gat
     expect(g.output.filter((l) => l.includes('key change subscription failed')).length).toBeLessThanOrEqual(1);
     expect(g.output.filter((l) => /unhandled/i.test(l))).toEqual([]);
   }
-}, 30_000);
+}, budget(30_000));
 
 test('finding 8: with the subscription down, a revocation is in force within about a second, not after the cache TTL', async () => {
   const key = await keyProvisioner(direct, gatewayConfigFile)('revoke-while-cut');
@@ -95,7 +92,7 @@ test('finding 8: with the subscription down, a revocation is in force within abo
   const seen: number[] = [];
   for (const g of gateways) {
     let status = 0;
-    while (Date.now() - started < 5000) {
+    while (Date.now() - started < budget(5000)) {
       status = (await getWithKey(g.url, '/v1/ping', key)).status;
       if (status === 401) break;
       await sleep(50);
@@ -104,5 +101,7 @@ test('finding 8: with the subscription down, a revocation is in force within abo
   }
   proxy.cutOn(undefined);
   process.stdout.write(`finding 8: revocation seen with the subscription down after ${seen.join(' ms, ')} ms (-1: not within 5 s)\n`);
-  expect(seen.every((ms) => ms >= 0 && ms < 2000)).toBe(true);
-}, 30_000);
+  // About a second: 2 s on an idle machine, scaled by the load measured now.
+  const aboutASecond = budget(2000);
+  expect({ seen, aboutASecond, within: seen.every((ms) => ms >= 0 && ms < aboutASecond) }).toEqual({ seen, aboutASecond, within: true });
+}, budget(30_000));

@@ -12,15 +12,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { fixtureListings } from '../fixtures/listings';
 import {
-  awayFromMinuteEdge, cursorSecret, eventually, getWithKey, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway,
-  writeGatewayConfig, writeKeysFile, writeListingsFile, type Proc,
+  awayFromMinuteEdge, budget, cursorSecret, eventually, getWithKey, removeTempDirs, sha256Hex, type Proc,
 } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import type { RedisServer } from '../kit/redis-server';
+import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import { webhookKeys } from '../../gateway/webhooks/redis-webhook-queue';
 import { adminConformingFetch } from '../kit/openapi-conformance';
 
@@ -101,20 +100,17 @@ class Receiver {
   }
 }
 
+let stack: RedisStack;
 let redisServer: RedisServer;
 let redis: Redis;
-let backend: Proc;
 let gateways: Proc[] = [];
 let adminUrl: string;
-let keysFile: string;
 let gatewayConfig: string;
 const receiver = new Receiver();
 const secret = cursorSecret();
 
+/** Webhooks on (the stack gives every gateway REDIS_URL, KEY_STORE=redis and a 3 s command timeout). */
 const webhookEnv = (): Record<string, string> => ({
-  REDIS_URL: redisServer.url,
-  KEY_STORE: 'redis',
-  REDIS_COMMAND_TIMEOUT_MS: '3000',
   WEBHOOK_URL: receiver.url,
   WEBHOOK_SECRET: SECRET,
   // Generous: the receiver runs in the test process, which also sends the load.
@@ -125,29 +121,21 @@ const webhookEnv = (): Record<string, string> => ({
   WEBHOOK_POLL_MS: '100',
 });
 
-const startOne = (extra: Record<string, string> = {}): Promise<Proc> =>
-  startGateway({ backendUrl: backend.url, keysFile, gatewayConfig, cursorSecret: secret, env: { ...webhookEnv(), ...extra } });
+const startOne = (extra: Record<string, string> = {}): Promise<Proc> => stack.startGateway({ ...webhookEnv(), ...extra });
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  redis = new Redis(redisServer.url);
   await receiver.start();
-  backend = await startBackend(writeListingsFile(fixtureListings()));
-  const dir = makeTempDir();
-  keysFile = writeKeysFile([], dir);
-  gatewayConfig = writeGatewayConfig(undefined, dir);
+  stack = await startRedisStack({ cursorSecret: secret, env: { REDIS_COMMAND_TIMEOUT_MS: '3000' }, gateways: [] });
+  ({ redisServer, redis, gatewayConfig } = stack);
   gateways = await Promise.all([startOne({ ADMIN_TOKEN, ADMIN_PORT: '0' }), startOne(), startOne()]);
   adminUrl = await readyAdminUrl(gateways[0]!, ADMIN_TOKEN);
   // Every instance announced that it delivers (the key tools queue key events only then).
   await eventually('the delivery marker', async () => (await redis.exists(webhookKeys.on)) === 1, DELIVERY);
-}, 60_000);
+}, budget(60_000));
 
 afterAll(async () => {
-  await Promise.all(gateways.map((g) => g.stop()));
-  await backend?.stop();
-  redis?.disconnect();
+  await stack?.stop();
   await receiver.stop();
-  await redisServer?.stop();
   removeTempDirs();
 });
 
@@ -203,7 +191,7 @@ describe('quota.threshold', () => {
     check('wh-month', 'month', 150, utcStart(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     // The daily window of the monthly key never passed 80 %.
     expect(about('wh-month').filter((d) => d.event.data.window === 'day')).toEqual([]);
-  }, 60_000);
+  }, budget(60_000));
 });
 
 describe('key events', () => {
@@ -231,7 +219,7 @@ describe('key events', () => {
     const all = events.map((d) => d.body).join('\n');
     for (const secretText of [value, newValue, sha256Hex(value), sha256Hex(newValue)]) expect(all).not.toContain(secretText);
     expect(all).not.toMatch(/[0-9a-f]{64}/);
-  }, 60_000);
+  }, budget(60_000));
 });
 
 describe('a receiver down for a while', () => {
@@ -251,7 +239,7 @@ describe('a receiver down for a while', () => {
     expect([...perId.values()].filter((n) => n > 1)).toEqual([]);
     figures.attemptsWhileDown = receiver.deliveries.filter((d) => ids.includes(d.event.data.key_id as string) && d.answered === 503).length;
     expect(receiver.unverified).toBe(0);
-  }, 60_000);
+  }, budget(60_000));
 });
 
 describe('dead letters', () => {
@@ -274,7 +262,7 @@ describe('dead letters', () => {
     const arrived = await eventually('the re-sent event', () => about('wh-dead')[0], DELIVERY);
     expect(arrived.id).toBe(dead.id);
     expect((await cli(['webhooks', 'resend', 'msg_none'])).stderr).toMatch(/^keys: no dead letter with id "msg_none"/);
-  }, 90_000);
+  }, budget(90_000));
 });
 
 describe('tampering', () => {
@@ -312,7 +300,7 @@ async function latencies(url: string, value: string, n: number): Promise<{ p50: 
 describe('a receiver that never answers', () => {
   it('does not slow public requests (p99 reported beside a gateway without webhooks), and deliveries in flight and memory stay bounded', async () => {
     receiver.mode = 'hang';
-    const plain = await startGateway({ backendUrl: backend.url, keysFile, gatewayConfig, cursorSecret: secret, env: { REDIS_URL: redisServer.url, KEY_STORE: 'redis', REDIS_COMMAND_TIMEOUT_MS: '3000' } });
+    const plain = await stack.startGateway({});
     try {
       const value = await createKey('wh-hang-load');
       for (let i = 0; i < 40; i++) await createKey(`wh-hang-${i}`); // 40 events the receiver will never answer
@@ -354,7 +342,7 @@ describe('a receiver that never answers', () => {
       return hangIds.every((id) => about(id).length >= 1);
     }, { timeoutMs: 60_000 });
     for (const id of hangIds) expect(about(id)).toHaveLength(1);
-  }, 120_000);
+  }, budget(120_000));
 });
 
 describe('gateways killed with events pending', () => {
@@ -372,5 +360,5 @@ describe('gateways killed with events pending', () => {
     await eventually('all arrive after the restart', () => ids.every((id) => about(id).length >= 1), { timeoutMs: 45_000 });
     figures.afterRestartMs = Date.now() - restartedAt;
     for (const id of ids) expect(about(id)).toHaveLength(1);
-  }, 90_000);
+  }, budget(90_000));
 });
