@@ -8,8 +8,9 @@ import { parseAuditQuery } from '../audit/audit-query';
 import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { sendError, sendJson, sendJsonText } from '../send';
 import { loadAdminDocument } from './admin-document';
-import { listQuery } from './list-query';
-import { operatorError } from './operator-error';
+import { createExpressApp } from '../http/express-app';
+import { listQuery } from '../http/list-query';
+import { operatorError } from '../http/operator-error';
 
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
@@ -30,12 +31,7 @@ export interface AdminExtensions {
 }
 
 export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, extensions: AdminExtensions = {}): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.set('query parser', false);
+  const app = createExpressApp();
 
   // The document describing this API is public (it holds no data): tools fetch it without a token.
   const documentText = JSON.stringify(loadAdminDocument());

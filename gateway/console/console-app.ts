@@ -5,7 +5,8 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
-import { operatorError } from '../admin/operator-error';
+import { invalidParameter } from '../http/invalid-parameter';
+import { operatorError } from '../http/operator-error';
 import { ApiError } from '../errors';
 import type { KeyAdmin } from '../keys/key-admin';
 import { monthParam } from '../usage/usage-query';
@@ -64,13 +65,13 @@ function field(req: Request, name: string): string {
   const body = (req.body ?? {}) as Record<string, unknown>;
   const v = body[name];
   if (v === undefined) return '';
-  if (typeof v !== 'string') throw new ApiError('invalid_parameter', { parameter: name }, undefined, `${name}: given more than once`);
+  if (typeof v !== 'string') throw invalidParameter(name, 'given more than once');
   return v.trim();
 }
 
 function wholeNumber(name: string, value: string): number | undefined {
   if (value === '') return undefined;
-  if (!/^\d{1,15}$/.test(value)) throw new ApiError('invalid_parameter', { parameter: name }, undefined, `${name}: must be a whole number`);
+  if (!/^\d{1,15}$/.test(value)) throw invalidParameter(name, 'must be a whole number');
   return Number(value);
 }
 

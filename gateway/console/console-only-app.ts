@@ -1,4 +1,5 @@
-import express, { type Express, type Router } from 'express';
+import type { Express, Router } from 'express';
+import { createExpressApp } from '../http/express-app';
 import { ApiError } from '../errors';
 import { sendError } from '../send';
 
@@ -7,10 +8,7 @@ import { sendError } from '../send';
  * API manages the Redis key store, so its paths are not served here (404 in its `{error, message}` form).
  */
 export function createConsoleOnlyApp(consoleRouter: Router): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', false);
+  const app = createExpressApp();
   app.use('/console', consoleRouter);
   app.use((_req, res) => sendError(res, new ApiError('not_found', {}, undefined, 'The admin API needs the Redis key store (KEY_STORE=redis); with the keys file only the console is served, read-only.')));
   return app;

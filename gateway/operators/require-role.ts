@@ -4,9 +4,18 @@ import { ApiError } from '../errors';
 import type { Operator, OperatorRegistry } from './operator-tokens';
 import { allows, leastRole, type Permission } from './roles';
 
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The operator the admin API request was authenticated as (set by `bearerOperator`). */
+      operator?: Operator;
+    }
+  }
+}
+
 /** The operator a request was authenticated as (set by `bearerOperator`). */
 export function operatorOf(res: Response): Operator {
-  const operator = res.locals.operator as Operator | undefined;
+  const operator = res.locals.operator;
   if (!operator) throw new Error('operatorOf: no operator on this request (bearerOperator did not run)');
   return operator;
 }

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { ApiError } from '../errors';
 import { permit } from '../operators/require-role';
-import { listQuery } from '../admin/list-query';
+import { listQuery } from '../http/list-query';
 import { sendJson } from '../send';
 import type { DeadLetter, WebhookQueue } from './webhook-queue';
 
