@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /** A signed-in operator's console session. The token is never kept: its digest is, to notice a rotation. */
 export interface Session {
@@ -16,14 +16,6 @@ export interface SessionStore {
   /** The live session of this id, or undefined (unknown, ended or expired). */
   get(id: string): Session | undefined;
   end(id: string): void;
-}
-
-/** Constant-time check of a form's CSRF field against the session's. */
-export function csrfMatches(session: Session, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(session.csrf);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**

@@ -6,7 +6,8 @@ import { html, raw } from '../../gateway/console/html';
 import { createConsoleRouter } from '../../gateway/console/console-app';
 import type { ConsoleStore } from '../../gateway/console/console-store';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
-import { createMemorySessionStore, csrfMatches } from '../../gateway/console/sessions';
+import { csrfMatches } from '../../gateway/console/csrf';
+import { createMemorySessionStore } from '../../gateway/console/sessions';
 import { createOperatorRegistry } from '../../gateway/operators/operator-tokens';
 
 describe('html', () => {
