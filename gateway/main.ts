@@ -183,6 +183,7 @@ async function main(): Promise<void> {
           giveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER_MS,
           concurrency: env.WEBHOOK_CONCURRENCY,
           pollMs: env.WEBHOOK_POLL_MS,
+          deadLetters: { maxCount: env.WEBHOOK_DEAD_MAX, maxAgeMs: env.WEBHOOK_DEAD_MAX_AGE_MS },
           thresholds: gatewayConfig.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS,
         },
         logger,

@@ -97,6 +97,9 @@ const EnvSchema = z.object({
   WEBHOOK_CONCURRENCY: positiveInt(4),
   /** How often due retries and abandoned deliveries are looked for. */
   WEBHOOK_POLL_MS: positiveInt(1_000),
+  /** Dead letters kept at most (the oldest dropped past it), and for how long (default 30 days). */
+  WEBHOOK_DEAD_MAX: positiveInt(10_000),
+  WEBHOOK_DEAD_MAX_AGE_MS: positiveInt(30 * 86_400_000),
   /**
    * Key ids that get per-key metric series (`gateway_key_requests_total{key_id}`): comma-separated,
    * or `*` for every key (small deployments only: one series per key and status). Unset: none.

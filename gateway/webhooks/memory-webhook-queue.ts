@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { afterFailure, type Attempt, type DeadLetter, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
+import { deadLetterPage } from './dead-letter-page';
+import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetter, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import { eventBody, type WebhookEvent } from './webhook-event';
 
 interface Pending {
@@ -36,8 +37,11 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     pump();
   };
 
+  const bounds = options.deadLetters ?? DEFAULT_DEAD_LETTER_BOUNDS;
   const toDead = (p: Pending, error: string): void => {
-    if (dead.length >= MEMORY_DEAD_LIMIT) dead.shift();
+    // Kept in failure order: the oldest are at the front, dropped past either bound.
+    const oldestKept = new Date(now() - bounds.maxAgeMs).toISOString();
+    while (dead.length && (dead.length >= Math.min(MEMORY_DEAD_LIMIT, bounds.maxCount) || dead[0]!.failed_at < oldestKept)) dead.shift();
     dead.push({ id: p.event.id, type: p.event.type, attempts: p.attempt, last_error: error, failed_at: new Date(now()).toISOString(), event: JSON.parse(eventBody(p.event)) });
     logger?.warn({ webhook_id: p.event.id, type: p.event.type, attempts: p.attempt, error }, 'webhook gave up: kept in the dead letters');
   };
@@ -78,8 +82,8 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
       push({ event, attempt: 1, first: t, dueAt: t });
       return true;
     },
-    async deadLetters() {
-      return [...dead];
+    async deadLetterPage(query) {
+      return deadLetterPage(dead, query);
     },
     async resend(id) {
       const i = dead.findIndex((d) => d.id === id);

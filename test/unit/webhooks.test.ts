@@ -115,9 +115,9 @@ describe('in-memory queue (the embedded mode)', () => {
     await queue.enqueue(doomed);
     await until(() => delivered.includes(flaky.id));
     expect(attempts.get(flaky.id)).toBe(3);
-    let dead: Awaited<ReturnType<typeof queue.deadLetters>> = [];
+    let dead: Awaited<ReturnType<typeof queue.deadLetterPage>>['events'] = [];
     await until(() => {
-      void queue.deadLetters().then((d) => (dead = d));
+      void queue.deadLetterPage({}).then((d) => (dead = d.events));
       return dead.length === 1;
     });
     expect(dead[0]).toMatchObject({ id: doomed.id, type: 'key.paused', last_error: 'status 503', event: { type: 'key.paused', data: { key_id: 'doomed' } } });
@@ -126,7 +126,7 @@ describe('in-memory queue (the embedded mode)', () => {
     expect(await queue.resend(doomed.id)).toBe(true);
     expect(await queue.resend(doomed.id)).toBe(false);
     await until(() => delivered.includes(doomed.id));
-    expect(await queue.deadLetters()).toEqual([]);
+    expect(await queue.deadLetterPage({})).toEqual({ events: [], next_cursor: null });
     await queue.close();
   });
 
