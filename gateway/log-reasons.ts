@@ -21,4 +21,5 @@ export const DEFAULT_REASON: Readonly<Record<ErrorCode | AdminErrorCode, string>
   not_configured: 'not_configured',
   service_unavailable: 'unavailable',
   forbidden: 'role_insufficient',
+  misdirected_request: 'host_not_allowed',
 };

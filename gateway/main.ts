@@ -313,12 +313,13 @@ async function main(): Promise<void> {
         routers: [usageRoutes, webhookRoutes],
         methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS },
         console: consoleRouter(store),
+        allowedHosts: [env.ADMIN_HOST, ...env.ADMIN_ALLOWED_HOSTS],
       });
     } else {
       // The keys file is the store: the console alone, read-only, on the admin listener.
       adminApp = createConsoleOnlyApp(consoleRouter(fileConsoleStore({
         file: env.KEYS_FILE, keys: () => currentFileKeys, counters, audit: fileAudit, usage: usageViews,
-      })));
+      })), { allowedHosts: [env.ADMIN_HOST, ...env.ADMIN_ALLOWED_HOSTS], logger });
     }
     const admin = createServer(adminApp);
     servers.push(admin);

@@ -12,6 +12,8 @@ export const DEFAULT_AUDIT_PAGE = 50;
 export function parseSince(value: string): number {
   const ms = DATE_ONLY.test(value) ? Date.parse(`${value}T00:00:00Z`) : DATE_TIME.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(ms)) throw invalidParameter('since', 'must be a date (2026-11-24) or an RFC 3339 date-time (2026-11-24T09:30:00Z)');
+  // The log's times are Redis stream ids: milliseconds since 1970, never negative.
+  if (ms < 0) throw invalidParameter('since', 'must be 1970-01-01 or later');
   return ms;
 }
 

@@ -2,7 +2,9 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import { operatorError } from '../http/operator-error';
+import { createGuessBudget, type GuessBudget } from '../operators/guess-budget';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
+import { tooManyGuesses } from '../operators/require-role';
 import { serveAssets } from './assets';
 import type { ConsoleStore } from './console-store';
 import { requireCsrf, sameOrigin } from './csrf';
@@ -28,6 +30,8 @@ export interface ConsoleOptions {
   sessions: SessionStore;
   sessionTtlMs: number;
   logger: Logger;
+  /** Failed sign-ins per address (default: 10 a minute, gateway/operators/guess-budget.ts). */
+  guesses?: GuessBudget;
 }
 
 /**
@@ -53,11 +57,19 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
   router.get('/assets/:name', serveAssets());
 
   router.get('/sign-in', (_req, res) => sendPage(res, 200, signInPage()));
-  router.post('/sign-in', sameOrigin, formBody, (req, res) => {
+  const guesses = o.guesses ?? createGuessBudget();
+  router.post('/sign-in', sameOrigin, (req, _res, next) => {
+    // Before the form is read: an address past its guesses is refused whatever it sends.
+    const wait = guesses.waitFor(req.socket.remoteAddress ?? '');
+    if (wait !== undefined) throw tooManyGuesses(wait);
+    next();
+  }, formBody, (req, res) => {
+    const ip = req.socket.remoteAddress ?? '';
     const token = field(req, 'token');
     const operator = o.operators.authenticate(token);
     if (!operator) {
-      o.logger.warn({ channel: 'console' }, 'console sign-in refused: unknown token');
+      o.logger.warn({ channel: 'console', ip }, 'console sign-in refused: unknown token');
+      if (token !== '' && guesses.failed(ip)) o.logger.warn({ channel: 'console', ip }, 'console sign-in: too many failures from this address; refused for the rest of the minute');
       return sendPage(res, 401, signInPage('That token is not recognised.'));
     }
     const session = o.sessions.create(operator.name, tokenDigest(token));

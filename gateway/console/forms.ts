@@ -2,7 +2,7 @@ import express, { type Request, type Response } from 'express';
 import { invalidParameter } from '../http/invalid-parameter';
 
 /** The console's form parser: small forms only (16 KB, 50 fields), never nested. */
-export const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
+export const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50, inflate: false });
 
 /** A page answer: HTML, with the status given. */
 export function sendPage(res: Response, status: number, page: string): void {
