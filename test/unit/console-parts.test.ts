@@ -78,7 +78,7 @@ describe('the console\'s guards and error pages', () => {
     };
     // Reads fail as with Redis away; the one write used here (settle) is recorded.
     const admin = { settle: async (id: string) => void settled.push(id) } as unknown as KeyAdmin;
-    const store: ConsoleStore = { source: 'a stub store', admin, list: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
+    const store: ConsoleStore = { source: 'a stub store', admin, page: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     const app = express();
     app.use('/console', createConsoleRouter({ store, operators: createOperatorRegistry(TOKEN), sessions: createMemorySessionStore(60_000), sessionTtlMs: 60_000, logger }));

@@ -9,6 +9,7 @@ import { keyPage } from '../pages/key-page';
 import { keyValuePage } from '../pages/key-value-page';
 import { KEYS_PER_PAGE, keysListPage, type KeysFilter } from '../pages/keys-list';
 import { newKeyPage } from '../pages/new-key-page';
+import { findKeys } from '../keys-search';
 import { need, signed } from '../signed-in';
 
 /** The keys pages: the list, one key, and the forms that change keys (through the key admin). */
@@ -20,23 +21,22 @@ export function addKeyRoutes(router: Router, store: ConsoleStore): void {
 
   router.get('/keys', need('read'), async (req, res) => {
     const q = queryOf(req);
-    const page = Number(q.get('page') ?? '1');
+    const cursor = q.get('cursor') || undefined;
     const filter: KeysFilter = {
       q: q.get('q')?.trim() ?? '',
       state: q.get('state') ?? '',
       tier: q.get('tier') ?? '',
       country: (q.get('country') ?? '').trim().toUpperCase(),
-      page: Number.isInteger(page) && page > 0 ? page : 1,
+      ...(cursor ? { cursor } : {}),
     };
-    const all = (await store.list()).filter((k) =>
-      (!filter.q || k.id.toLowerCase().includes(filter.q.toLowerCase()))
-      && (!filter.state || k.status === filter.state)
-      && (!filter.tier || k.tier === filter.tier)
-      && (!filter.country || k.countries.includes(filter.country)));
-    const shown = all.slice((filter.page - 1) * KEYS_PER_PAGE, filter.page * KEYS_PER_PAGE);
-    const rows = await Promise.all(shown.map(async (key) => ({ key, usage: await store.usage(key.id) })));
+    // Bounded: at most KEYS_SCAN_BUDGET records looked through, usage read for the page's rows only.
+    const found = await findKeys(store, filter, cursor);
+    const rows = await Promise.all(found.keys.map(async (key) => ({ key, usage: await store.usage(key.id) })));
     const s = signed(res);
-    sendPage(res, 200, keysListPage(s.ctx, { rows, total: all.length, filter, source: store.source, canIssue: !!store.admin && allows(s.role, 'issue'), readOnly: !store.admin }));
+    sendPage(res, 200, keysListPage(s.ctx, {
+      rows, next_cursor: found.next_cursor, scanned: found.scanned, stoppedAtBound: found.keys.length < KEYS_PER_PAGE && found.next_cursor !== null,
+      filter, source: store.source, canIssue: !!store.admin && allows(s.role, 'issue'), readOnly: !store.admin,
+    }));
   });
 
   router.get('/keys/new', need('issue'), (_req, res) => {
