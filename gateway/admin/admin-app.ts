@@ -9,6 +9,7 @@ import { createGuessBudget, type GuessBudget } from '../operators/guess-budget';
 import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { sendError, sendJson, sendJsonText } from '../send';
 import { loadAdminDocument } from './admin-document';
+import { admitAdminWork } from '../http/admin-admission';
 import { createExpressApp } from '../http/express-app';
 import { checkHost } from '../http/host-check';
 import { invalidParameter } from '../http/invalid-parameter';
@@ -41,6 +42,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   const app = createExpressApp();
   // First: a page reached under a foreign host name (DNS rebinding) is never answered.
   app.use(checkHost(extensions.allowedHosts ?? []));
+  // Admin work never crowds /v1 out: one admin request worked on at a time, a bounded queue behind it.
+  app.use(admitAdminWork());
 
   // The document describing this API is public (it holds no data): tools fetch it without a token.
   const documentText = JSON.stringify(loadAdminDocument());

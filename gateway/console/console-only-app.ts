@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Express, Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
+import { admitAdminWork } from '../http/admin-admission';
 import { createExpressApp } from '../http/express-app';
 import { checkHost } from '../http/host-check';
 import { operatorError } from '../http/operator-error';
@@ -14,6 +15,7 @@ import { sendError } from '../send';
 export function createConsoleOnlyApp(consoleRouter: Router, o: { allowedHosts?: readonly string[]; logger?: Logger } = {}): Express {
   const app = createExpressApp();
   app.use(checkHost(o.allowedHosts ?? []));
+  app.use(admitAdminWork());
   app.use('/console', consoleRouter);
   app.use((_req, res) => sendError(res, new ApiError('not_found', {}, undefined, 'The admin API needs the Redis key store (KEY_STORE=redis); with the keys file only the console is served, read-only.')));
   app.use(((err, _req, res, _next) => {
