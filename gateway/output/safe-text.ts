@@ -7,8 +7,8 @@
  *   spreadsheet shows it as text rather than running it as a formula; then quoted when needed.
  */
 
-/** Everything a terminal may act on, except newline and tab (whole outputs keep their lines). */
-const TERMINAL_UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/** Everything a terminal may act on, except newline, tab and a CR ending a line (CSV's CRLF): whole outputs keep their lines. */
+const TERMINAL_UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 /** The same and newline and tab: one field must stay on its line. */
 const FIELD_UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 

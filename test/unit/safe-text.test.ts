@@ -19,6 +19,8 @@ describe('terminal and field rules', () => {
     expect(fieldSafe(HOSTILE)).not.toContain('\n');
     expect(fieldSafe('a\u001bb\u202ec')).toBe('a\\u001bb\\u202ec');
     expect(terminalSafe('line one\n\tline two\u001b')).toBe('line one\n\tline two\\u001b');
+    // CSV's line ends stay; a lone carriage return (back to the start of the line) does not.
+    expect(terminalSafe('a,b\r\nc\rd')).toBe('a,b\r\nc\\u000dd');
   });
 
   it('keep JSON valid and its values the same', () => {
