@@ -39,23 +39,30 @@ export function admitAdminWork(o: AdmissionOptions = DEFAULT_ADMISSION): Request
     else handOn();
   };
   return function admitted(_req, res, next) {
+    // Listened for from arrival: a caller that goes away while waiting leaves the queue, and one
+    // that goes away while served frees its slot (a 'close' missed here would hold it for ever).
+    let startedAt: number | undefined;
+    let done = false;
     const start = (): void => {
-      const startedAt = performance.now();
-      let done = false;
-      const leave = (): void => {
-        if (done) return;
-        done = true;
-        release(performance.now() - startedAt);
-      };
-      res.once('finish', leave);
-      res.once('close', leave);
+      startedAt = performance.now();
       next();
+    };
+    const leave = (): void => {
+      if (done) return;
+      done = true;
+      if (startedAt !== undefined) return release(performance.now() - startedAt);
+      const at = waiting.indexOf(start);
+      if (at >= 0) waiting.splice(at, 1);
     };
     if (running < o.concurrent) {
       running++;
+      res.once('finish', leave);
+      res.once('close', leave);
       return start();
     }
     if (waiting.length >= o.queued) throw new ApiError('rate_limited', {}, 1, 'The admin listener is busy; retry in a second.');
+    res.once('finish', leave);
+    res.once('close', leave);
     waiting.push(start);
   };
 }
