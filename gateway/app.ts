@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import express from 'express';
+import type express from 'express';
 import type { Logger } from 'pino';
 import type { CursorCodec } from './cursor/cursor-codec';
 import { ApiError } from './errors';
@@ -19,6 +19,7 @@ import type { RefusedAuthBudget } from './limits/refused-auth-table';
 import { withinRefusedAuthBudget } from './policies/refused-auth-budget';
 import { requireTierAtLeast } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
+import { createExpressApp } from './http/express-app';
 import { createReferenceRouter } from './reference/reference-router';
 import { matchRoute } from './router';
 import { createErrorHandler } from './routes/error-handler';
@@ -56,11 +57,7 @@ const MAX_IGNORED_BODY_BYTES = 64 * 1024;
 
 /** The reference material (/v1/openapi.json, /docs): public, rarely asked for, served by express. */
 function createReferenceApp(): RequestListener {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
+  const app = createExpressApp();
   app.use(createReferenceRouter());
   app.use((_req, res) => sendError(res, new ApiError('not_found')));
   // Express's own error page (HTML, with a stack) must never answer: the catalogue does.

@@ -29,6 +29,7 @@ export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 export const ADMIN_ERROR_CATALOGUE = {
   forbidden: { status: 403, message: 'This operator token\'s role does not allow this action.' },
   conflict: { status: 409, message: 'The change conflicts with the current state (already decided, in use, or taken).' },
+  misdirected_request: { status: 421, message: 'This listener does not answer for that host name.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type AdminErrorCode = keyof typeof ADMIN_ERROR_CATALOGUE;

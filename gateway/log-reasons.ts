@@ -22,4 +22,5 @@ export const DEFAULT_REASON: Readonly<Record<ErrorCode | AdminErrorCode, string>
   service_unavailable: 'unavailable',
   forbidden: 'role_insufficient',
   conflict: 'state_conflict',
+  misdirected_request: 'host_not_allowed',
 };

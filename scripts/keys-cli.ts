@@ -2,6 +2,7 @@
  * The keys CLI's entry point (compiled to dist/scripts/keys-cli.js; `scripts/keys.js` runs it,
  * rebuilding first only when a source changed). The commands live in scripts/keys/commands/.
  */
+import { fieldSafe } from '../gateway/output/safe-text';
 import { failureLine, main } from './keys/cli';
 
 main(process.argv.slice(2)).then(
@@ -9,7 +10,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`${failureLine(err)}\n`);
+    // One line, whatever the failure quotes (an id, a file's content): the terminal rule of gateway/output/.
+    process.stderr.write(`${fieldSafe(failureLine(err))}\n`);
     process.exitCode = 1;
   },
 );

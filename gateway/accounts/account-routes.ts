@@ -1,5 +1,5 @@
 import { Router, type Request } from 'express';
-import { listQuery } from '../admin/list-query';
+import { listQuery } from '../http/list-query';
 import { permit } from '../operators/require-role';
 import { sendJson } from '../send';
 import { accountInputFromJson, accountPatchFromJson, accountView, unknownAccount } from './account';

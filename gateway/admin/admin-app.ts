@@ -5,12 +5,17 @@ import type { KeyAdmin } from '../keys/key-admin';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import { runAs } from '../audit/actor';
 import { parseAuditQuery } from '../audit/audit-query';
+import { createGuessBudget, type GuessBudget } from '../operators/guess-budget';
 import { bearerOperator, operatorOf, permit } from '../operators/require-role';
 import { allows } from '../operators/roles';
 import { sendError, sendJson, sendJsonText } from '../send';
 import { loadAdminDocument } from './admin-document';
-import { listQuery } from './list-query';
-import { operatorError } from './operator-error';
+import { admitAdminWork } from '../http/admin-admission';
+import { createExpressApp } from '../http/express-app';
+import { checkHost } from '../http/host-check';
+import { invalidParameter } from '../http/invalid-parameter';
+import { listQuery } from '../http/list-query';
+import { operatorError } from '../http/operator-error';
 
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
@@ -28,15 +33,18 @@ export interface AdminExtensions {
   readonly methods?: Readonly<Record<string, string>>;
   /** The operator console, mounted at /console before the bearer check (it signs in with a session). */
   readonly console?: Router;
+  /** Host names answered besides loopback and the listener's own address (ADMIN_HOST, ADMIN_ALLOWED_HOSTS). */
+  readonly allowedHosts?: readonly string[];
+  /** Failed bearer tokens per address (default: 10 a minute, gateway/operators/guess-budget.ts). */
+  readonly guesses?: GuessBudget;
 }
 
 export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, extensions: AdminExtensions = {}): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.set('query parser', false);
+  const app = createExpressApp();
+  // First: a page reached under a foreign host name (DNS rebinding) is never answered.
+  app.use(checkHost(extensions.allowedHosts ?? []));
+  // Admin work never crowds /v1 out: one admin request worked on at a time, a bounded queue behind it.
+  app.use(admitAdminWork());
 
   // The document describing this API is public (it holds no data): tools fetch it without a token.
   const documentText = JSON.stringify(loadAdminDocument());
@@ -47,12 +55,17 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.all('/admin/openapi.json', (_req, res) => sendError(res, new ApiError('method_not_allowed', {}, undefined, 'This method is not allowed on this path.'), 'GET'));
   // The console signs in with a session cookie, not a bearer token: it is mounted before the check.
   if (extensions.console) app.use('/console', extensions.console);
-  app.use(bearerOperator(operators, logger));
+  app.use(bearerOperator(operators, logger, extensions.guesses ?? createGuessBudget()));
   // Every change this request makes is recorded as this operator's, through the admin API.
   app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
-  app.use(express.json({ limit: '64kb', strict: true, type: () => true }));
-  const body = (req: express.Request): Record<string, unknown> =>
-    typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  // Compressed bodies are refused (415 from the parser, answered 400 as the message says).
+  app.use(express.json({ limit: '64kb', strict: true, inflate: false, type: () => true }));
+  // No body is an empty object; any other JSON than an object (an array, a number...) is refused.
+  const body = (req: express.Request): Record<string, unknown> => {
+    if (req.body === undefined) return {};
+    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw invalidParameter('body', 'must be a JSON object');
+    return req.body as Record<string, unknown>;
+  };
   const id = (req: express.Request): string => req.params.id as string;
 
   app.post('/admin/keys', permit('issue'), async (req, res) => sendJson(res, 201, await admin.create(body(req))));

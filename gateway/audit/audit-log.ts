@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import type { AuditEntry } from './audit-entry';
 
 export interface AuditQuery {
@@ -28,6 +28,6 @@ export const encodeCursor = (lastId: string): string => Buffer.from(`a1:${lastId
 export function decodeCursor(cursor: string, idPattern: RegExp): string {
   const text = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const id = text.startsWith('a1:') ? text.slice(3) : '';
-  if (!idPattern.test(id)) throw new ApiError('invalid_parameter', { parameter: 'cursor' }, undefined, 'cursor: not a cursor this endpoint gave out.');
+  if (!idPattern.test(id)) throw invalidParameter('cursor', 'not a cursor this endpoint gave out.');
   return id;
 }

@@ -1,5 +1,6 @@
-import { ApiError } from '../errors';
-import { queryParams } from '../usage/usage-query';
+import { invalidParameter } from '../http/invalid-parameter';
+import { parseLimit } from '../http/list-query';
+import { queryParams } from '../http/query-params';
 import type { AuditQuery } from './audit-log';
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -7,12 +8,12 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 export const DEFAULT_AUDIT_PAGE = 50;
 
-const invalid = (parameter: string, message: string): ApiError => new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${message}`);
-
 /** `since`: an RFC 3339 date-time, or a date (midnight UTC). Returns ms. */
 export function parseSince(value: string): number {
   const ms = DATE_ONLY.test(value) ? Date.parse(`${value}T00:00:00Z`) : DATE_TIME.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw invalid('since', 'must be a date (2026-11-24) or an RFC 3339 date-time (2026-11-24T09:30:00Z)');
+  if (Number.isNaN(ms)) throw invalidParameter('since', 'must be a date (2026-11-24) or an RFC 3339 date-time (2026-11-24T09:30:00Z)');
+  // The log's times are Redis stream ids: milliseconds since 1970, never negative.
+  if (ms < 0) throw invalidParameter('since', 'must be 1970-01-01 or later');
   return ms;
 }
 
@@ -30,16 +31,13 @@ export function parseAuditQuery(params: URLSearchParams, allowed: readonly strin
   const query: AuditQuery = { limit: DEFAULT_AUDIT_PAGE };
   const keyId = get('key_id');
   if (keyId !== undefined) {
-    if (!KEY_ID.test(keyId)) throw invalid('key_id', 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -');
+    if (!KEY_ID.test(keyId)) throw invalidParameter('key_id', 'must be 1 to 64 characters of A-Z a-z 0-9 . _ -');
     query.keyId = keyId;
   }
   const since = get('since');
   if (since !== undefined) query.sinceMs = parseSince(since);
   const limit = get('limit');
-  if (limit !== undefined) {
-    if (!/^\d{1,4}$/.test(limit) || Number(limit) < 1 || Number(limit) > 1000) throw invalid('limit', 'must be a whole number from 1 to 1000');
-    query.limit = Number(limit);
-  }
+  if (limit !== undefined) query.limit = parseLimit(limit);
   const cursor = get('cursor');
   if (cursor !== undefined) query.cursor = cursor;
   return query;

@@ -19,7 +19,8 @@ export const DEFAULT_AUDIT_RETENTION: AuditRetention = { maxEntries: 1_000_000, 
  */
 const SCAN_BUDGET = 20_000;
 const BATCH = 1_000;
-const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+/** A stream id Redis accepts as an exclusive end: each part below 2^64 (19 digits at most), never 0-0. */
+const STREAM_ID = /^(?!0-0$)(0|[1-9]\d{0,18})-(0|[1-9]\d{0,18})$/;
 
 export interface RedisAuditLog extends AuditLog {
   /** Adds the entry to `tx`, the transaction of the change itself: both happen, or neither. */

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from './config-error';
 import { parseTracingEnv, type TracingConfig } from './otel-env';
 import { parseRedisTopology, type RedisTopology } from './redis-env';
+import { estimatedBits, MIN_TOKEN_BITS } from './token-strength';
 
 const port = (fallback: number) =>
   z.coerce.number({ invalid_type_error: 'must be a port number' }).int().min(0).max(65535).default(fallback);
@@ -56,12 +57,16 @@ const EnvSchema = z.object({
   OPS_HOST: z.string().min(1).default('127.0.0.1'),
   ADMIN_PORT: port(9090),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Host names the admin listener answers besides loopback, its own address and ADMIN_HOST (comma-separated). */
+  ADMIN_ALLOWED_HOSTS: z.string().default('').transform((v) => v.split(',').map((h) => h.trim()).filter(Boolean)),
   ADMIN_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters')
     // A compose tool that does not expand `${ADMIN_TOKEN:-}` passes it through literally: that
     // string must never become the admin API's token.
     .refine((v) => !v.includes('${'), { message: 'contains "${": an unexpanded variable reference, not a token' })
+    // Guessable tokens are refused (issue 23): the value is never printed, only why.
+    .refine((v) => estimatedBits(v) >= MIN_TOKEN_BITS, { message: `too weak: at least ${MIN_TOKEN_BITS} bits, e.g. openssl rand -hex 32` })
     .optional(),
   /**
    * Set by the primary of GATEWAY_WORKERS > 1 on each worker, not by operators: "1" on the one worker
@@ -98,6 +103,9 @@ const EnvSchema = z.object({
   WEBHOOK_CONCURRENCY: positiveInt(4),
   /** How often due retries and abandoned deliveries are looked for. */
   WEBHOOK_POLL_MS: positiveInt(1_000),
+  /** Dead letters kept at most (the oldest dropped past it), and for how long (default 30 days). */
+  WEBHOOK_DEAD_MAX: positiveInt(10_000),
+  WEBHOOK_DEAD_MAX_AGE_MS: positiveInt(30 * 86_400_000),
   /**
    * Key ids that get per-key metric series (`gateway_key_requests_total{key_id}`): comma-separated,
    * or `*` for every key (small deployments only: one series per key and status). Unset: none.

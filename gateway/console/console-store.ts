@@ -1,6 +1,5 @@
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
-import type { KeyAdmin, KeyView, UsageView } from '../keys/key-admin';
-import { PAGE } from '../keys/key-page';
+import type { KeyAdmin, KeyPage, KeyView, UsageView } from '../keys/key-admin';
 import type { DailyUsage, MonthlyReport } from '../usage/usage-reports';
 
 /**
@@ -12,7 +11,8 @@ export interface ConsoleStore {
   /** One line for the page: where the records live. */
   readonly source: string;
   readonly admin?: KeyAdmin;
-  list(): Promise<KeyView[]>;
+  /** One page of records after `cursor` (bounded: `limit` at most 1,000); `next_cursor` null on the last. */
+  page(query: { limit: number; cursor?: string }): Promise<KeyPage>;
   show(id: string): Promise<KeyView>;
   usage(id: string): Promise<UsageView>;
   readAudit(query: AuditQuery): Promise<AuditPage>;
@@ -23,25 +23,20 @@ export interface ConsoleStore {
   reportCsv?(report: MonthlyReport): string;
 }
 
-/** The console over the Redis key store: everything goes through the key admin, writes included. */
-export function redisConsoleStore(admin: KeyAdmin, source: string, usage: Pick<ConsoleStore, 'history' | 'report' | 'reportCsv'> = {}): ConsoleStore {
+/**
+ * The console over the key admin (which serves the Redis key store): everything goes through it,
+ * writes included. It takes no Redis connection of its own.
+ */
+export function keyAdminConsoleStore(admin: KeyAdmin, source: string, usage: Pick<ConsoleStore, 'history' | 'report' | 'reportCsv'> = {}): ConsoleStore {
   return {
     source,
     ...usage,
     admin,
-    // Page by page (the key admin reads at most 1,000 records at a time), sorted by id as the console shows them.
-    async list() {
-      const all: KeyView[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await admin.list({ limit: PAGE.max, ...(cursor !== undefined ? { cursor } : {}) });
-        all.push(...page.keys);
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor !== undefined);
-      return all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    },
+    // The key admin's pager: SSCAN over the id set, one page of records at a time.
+    page: (query) => admin.list(query),
     show: (id) => admin.show(id),
     usage: (id) => admin.usage(id),
     readAudit: (query) => admin.readAudit(query),
   };
 }
+

@@ -1,6 +1,7 @@
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { Counters, WindowState } from '../limits/counters';
 import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import type { UsageView } from '../keys/key-admin';
 import { fileKeyView } from '../keys/file-key-view';
 import type { FileKey } from '../keys/keys-file';
@@ -21,15 +22,43 @@ export function fileConsoleStore(o: {
   /** The account a key names (the file's records do not carry it; gateway/accounts/ reads it). */
   accountOf?: (keyId: string) => Promise<string | undefined>;
 }): ConsoleStore {
+  // The records in id order and by id, made once per loaded set (a reload hands a new array).
+  let indexedFor: readonly FileKey[] | undefined;
+  let sorted: FileKey[] = [];
+  let byId = new Map<string, FileKey>();
+  const index = (): { sorted: FileKey[]; byId: Map<string, FileKey> } => {
+    const keys = o.keys();
+    if (keys !== indexedFor) {
+      sorted = [...keys].sort((a, b) => (a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0));
+      byId = new Map(keys.map((k) => [k.record.id, k]));
+      indexedFor = keys;
+    }
+    return { sorted, byId };
+  };
   const find = (id: string): FileKey => {
-    const key = o.keys().find((k) => k.record.id === id);
+    const key = index().byId.get(id);
     if (!key) throw new ApiError('not_found', {}, undefined, `No key with id "${id}".`);
     return key;
   };
   return {
     source: `the keys file ${o.file}`,
     ...o.usage,
-    list: async () => o.keys().map(fileKeyView).sort((a, b) => a.id.localeCompare(b.id)),
+    // A page after the cursor (the last id shown, base64url), found by binary search: only the page is viewed.
+    async page({ limit, cursor }) {
+      const all = index().sorted;
+      const after = cursor === undefined ? undefined : Buffer.from(cursor, 'base64url').toString('utf8');
+      if (cursor !== undefined && (after === '' || Buffer.from(after!, 'utf8').toString('base64url') !== cursor)) throw invalidParameter('cursor', 'not a cursor this console gave');
+      let lo = 0;
+      let hi = all.length;
+      while (after !== undefined && lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (all[mid]!.record.id <= after) lo = mid + 1;
+        else hi = mid;
+      }
+      const keys = all.slice(lo, lo + limit);
+      const more = lo + limit < all.length;
+      return { keys: keys.map(fileKeyView), next_cursor: more ? Buffer.from(keys[keys.length - 1]!.record.id, 'utf8').toString('base64url') : null };
+    },
     async show(id) {
       const view = fileKeyView(find(id));
       const account = await o.accountOf?.(id);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /** A signed-in operator's console session. The token is never kept: its digest is, to notice a rotation. */
 export interface Session {
@@ -18,29 +18,41 @@ export interface SessionStore {
   end(id: string): void;
 }
 
-/** Constant-time check of a form's CSRF field against the session's. */
-export function csrfMatches(session: Session, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(session.csrf);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Live sessions one operator token may hold; signing in once more ends its oldest. */
+export const MAX_SESSIONS_PER_TOKEN = 20;
 
 /**
  * Sessions in this process's memory: a restart signs everyone out, and with several instances an
  * operator stays on the one whose admin listener they signed in to (the admin listener is one
  * operator-facing address, normally loopback or behind one proxy). Ids are 32 random bytes.
- * Expired sessions are swept on each `create`, so the map cannot grow without bound.
+ * Bounded by construction: at most MAX_SESSIONS_PER_TOKEN per token (so the operator set bounds
+ * them all), and every operation is O(1) in the number of sessions: a look-up is one map read, and
+ * as every session lives the same `ttlMs`, the map's insertion order is expiry order, so a sweep
+ * stops at the first live one.
  */
-export function createMemorySessionStore(ttlMs: number, now: () => number = Date.now): SessionStore {
+export function createMemorySessionStore(ttlMs: number, now: () => number = Date.now, perToken = MAX_SESSIONS_PER_TOKEN): SessionStore {
   const sessions = new Map<string, Session>();
+  const byToken = new Map<string, string[]>();
+  const forget = (session: Session): void => {
+    sessions.delete(session.id);
+    const digest = session.tokenDigest.toString('hex');
+    const ids = byToken.get(digest)?.filter((id) => id !== session.id) ?? [];
+    if (ids.length) byToken.set(digest, ids);
+    else byToken.delete(digest);
+  };
   const sweep = (): void => {
     const t = now();
-    for (const [id, s] of sessions) if (s.expiresAt <= t) sessions.delete(id);
+    for (const s of sessions.values()) {
+      if (s.expiresAt > t) break;
+      forget(s);
+    }
   };
   return {
     create(operatorName, tokenDigest) {
       sweep();
+      const digest = tokenDigest.toString('hex');
+      const held = byToken.get(digest) ?? [];
+      while (held.length >= perToken) forget(sessions.get(held.shift()!)!);
       const session: Session = {
         id: randomBytes(32).toString('base64url'),
         operatorName,
@@ -49,19 +61,21 @@ export function createMemorySessionStore(ttlMs: number, now: () => number = Date
         expiresAt: now() + ttlMs,
       };
       sessions.set(session.id, session);
+      byToken.set(digest, [...(byToken.get(digest) ?? []), session.id]);
       return session;
     },
     get(id) {
       const session = sessions.get(id);
       if (!session) return undefined;
       if (session.expiresAt <= now()) {
-        sessions.delete(id);
+        forget(session);
         return undefined;
       }
       return session;
     },
     end(id) {
-      sessions.delete(id);
+      const session = sessions.get(id);
+      if (session) forget(session);
     },
   };
 }

@@ -1,4 +1,5 @@
-import express, { type Express } from 'express';
+import type { ErrorRequestHandler, Express } from 'express';
+import { createExpressApp } from '../http/express-app';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import { sendError, sendJson } from '../send';
@@ -21,11 +22,7 @@ export interface OpsSources {
  * answer, 503 while starting, draining or refused; the body names each dependency's state).
  */
 export function createOpsApp(sources: OpsSources, logger: Logger): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('strict routing', true);
-  app.set('case sensitive routing', true);
+  const app = createExpressApp();
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const state = await sources.readiness();
@@ -48,6 +45,6 @@ export function createOpsApp(sources: OpsSources, logger: Logger): Express {
     // any Redis command, logging.ts). Ops paths carry no key, so the path is logged as it is.
     if (!(err instanceof ApiError)) logger.error({ err, path: req.path }, 'ops request failed');
     sendError(res, err instanceof ApiError ? err : new ApiError('internal_error'));
-  }) as express.ErrorRequestHandler);
+  }) as ErrorRequestHandler);
   return app;
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { operatorError } from '../admin/operator-error';
+import { operatorError } from '../http/operator-error';
 import { ApiError } from '../errors';
 import { findRepoRoot } from '../repo-root';
 import { sameOrigin } from './origin-check';

@@ -1,9 +1,9 @@
 import { Router, type Request } from 'express';
-import { listQuery } from '../admin/list-query';
+import { listQuery } from '../http/list-query';
 import { currentActor } from '../audit/actor';
 import { permit } from '../operators/require-role';
 import { sendJson } from '../send';
-import { queryParams } from '../usage/usage-query';
+import { queryParams } from '../http/query-params';
 import { ACCOUNT_PAGE } from '../accounts/account-page';
 import type { RequestStore } from './request-store';
 import { checkStatus, requestView, unknownRequest } from './subscription-request';

@@ -10,7 +10,7 @@ import type { Env } from '../config/env';
 import type { GatewayConfig } from '../config/gateway-config';
 import { createConsoleRouter } from '../console/console-app';
 import { createConsoleOnlyApp } from '../console/console-only-app';
-import { redisConsoleStore, type ConsoleStore } from '../console/console-store';
+import { keyAdminConsoleStore, type ConsoleStore } from '../console/console-store';
 import { fileConsoleStore } from '../console/file-console-store';
 import { createMemorySessionStore } from '../console/sessions';
 import { ApiError } from '../errors';
@@ -66,7 +66,7 @@ export interface AdminListenerDeps {
   readonly holders?: Holders;
 }
 
-function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministration, consoleRouter: (store: ConsoleStore) => ReturnType<typeof createConsoleRouter>, usageViews: Parameters<typeof redisConsoleStore>[2]): Express {
+function redisAdminApp(env: Env, deps: AdminListenerDeps, administration: KeyAdministration, consoleRouter: (store: ConsoleStore) => ReturnType<typeof createConsoleRouter>, usageViews: Parameters<typeof keyAdminConsoleStore>[2]): Express {
   const { keyAdmin } = administration;
   const keyExists = (id: string): Promise<boolean> =>
     keyAdmin.show(id).then(
@@ -77,7 +77,7 @@ function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministratio
       },
     );
   const usageRoutes = createUsageRoutes(deps.usageStore, keyExists);
-  const store = redisConsoleStore(keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usageViews);
+  const store = keyAdminConsoleStore(keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usageViews);
   // Dead letters live in Redis (the admin API needs it), whether or not this instance delivers.
   const webhookRoutes = createWebhookRoutes(redisDeadLetters(administration.redis));
   const holders = deps.holders ? holderAdminRoutes(deps.holders.stores) : { routers: [], methods: {} };
@@ -85,6 +85,7 @@ function redisAdminApp(deps: AdminListenerDeps, administration: KeyAdministratio
     routers: [usageRoutes, webhookRoutes, ...holders.routers],
     methods: { ...USAGE_PATHS, ...WEBHOOK_PATHS, ...holders.methods },
     console: consoleRouter(store),
+    allowedHosts: [env.ADMIN_HOST, ...env.ADMIN_ALLOWED_HOSTS],
   });
 }
 
@@ -100,7 +101,7 @@ export function usageViewsOf(usageStore: UsageStore) {
   };
 }
 
-function adminApp(deps: AdminListenerDeps): Express {
+function adminApp(env: Env, deps: AdminListenerDeps): Express {
   const usageViews = usageViewsOf(deps.usageStore);
   const consoleRouter = (store: ConsoleStore) => createConsoleRouter({
     ...(deps.holders ? { holders: deps.holders.stores } : {}),
@@ -110,17 +111,17 @@ function adminApp(deps: AdminListenerDeps): Express {
     sessionTtlMs: CONSOLE_SESSION_TTL_MS,
     logger: deps.logger,
   });
-  if (deps.administration) return redisAdminApp(deps, deps.administration, consoleRouter, usageViews);
+  if (deps.administration) return redisAdminApp(env, deps, deps.administration, consoleRouter, usageViews);
   // The keys file is the store: the console alone, read-only, on the admin listener.
   const file = deps.keys.file!;
   return createConsoleOnlyApp(consoleRouter(fileConsoleStore({
     file: file.file, keys: () => file.current(), counters: deps.counters, audit: file.audit, usage: usageViews,
     ...(deps.holders?.accountOfKey ? { accountOf: deps.holders.accountOfKey } : {}),
-  })));
+  })), { allowedHosts: [env.ADMIN_HOST, ...env.ADMIN_ALLOWED_HOSTS], logger: deps.logger });
 }
 
 /** The admin listener: on when an admin token is configured (in one worker of several). */
 export function adminListener(env: Env, deps: AdminListenerDeps): OptionalListener {
   const on = adminOn(env) && env.GATEWAY_ADMIN_WORKER !== '0';
-  return { message: 'admin api listening', port: on ? env.ADMIN_PORT : undefined, host: env.ADMIN_HOST, app: () => adminApp(deps) };
+  return { message: 'admin api listening', port: on ? env.ADMIN_PORT : undefined, host: env.ADMIN_HOST, app: () => adminApp(env, deps) };
 }

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import type { PortalEnv } from '../config/portal-env';
 import type { SelfServicePolicy } from '../config/portal-policy';
-import { redisConsoleStore } from '../console/console-store';
+import { keyAdminConsoleStore } from '../console/console-store';
 import { fileConsoleStore } from '../console/file-console-store';
 import type { Counters } from '../limits/counters';
 import { startPortal } from '../portal/start-portal';
@@ -34,7 +34,7 @@ export async function startPortalListener(env: Env, portal: PortalEnv | undefine
   const usage = usageViewsOf(deps.usageStore);
   const file = deps.keys.file;
   const keys = deps.administration
-    ? redisConsoleStore(deps.administration.keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usage)
+    ? keyAdminConsoleStore(deps.administration.keyAdmin, `the Redis key store at ${deps.redis!.topology.where}`, usage)
     : fileConsoleStore({ file: file!.file, keys: () => file!.current(), counters: deps.counters, audit: file!.audit, usage });
   const started = await startPortal({
     env: portal,

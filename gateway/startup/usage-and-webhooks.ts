@@ -35,6 +35,7 @@ function webhooksOf(env: Env, config: GatewayConfig, redis: SharedRedis | undefi
     giveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER_MS,
     concurrency: env.WEBHOOK_CONCURRENCY,
     pollMs: env.WEBHOOK_POLL_MS,
+    deadLetters: { maxCount: env.WEBHOOK_DEAD_MAX, maxAgeMs: env.WEBHOOK_DEAD_MAX_AGE_MS },
     thresholds: config.quotaThresholds ?? DEFAULT_QUOTA_THRESHOLDS,
   };
   const connections = redis

@@ -1,3 +1,4 @@
+import { csvCell } from '../output/safe-text';
 import { REFUSAL_CODES, type UsageCounts, type UsageStore } from './usage-model';
 import { daysBetween } from './usage-dates';
 
@@ -38,12 +39,11 @@ export async function monthlyReport(store: UsageStore, month: string): Promise<M
 export const CSV_HEADER = ['key_id', 'accepted', ...REFUSAL_CODES.map((c) => `refused_${c}`)] as const;
 
 /** A field quoted when it needs to be (key ids are plain, but a report must never break its format). */
-const csvField = (value: string): string => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
 
 export function reportCsv(report: MonthlyReport): string {
   const lines = [CSV_HEADER.join(',')];
   for (const row of report.keys) {
-    lines.push([csvField(row.key_id), String(row.accepted), ...REFUSAL_CODES.map((c) => String(row.refused[c] ?? 0))].join(','));
+    lines.push([csvCell(row.key_id), String(row.accepted), ...REFUSAL_CODES.map((c) => String(row.refused[c] ?? 0))].join(','));
   }
   return `${lines.join('\r\n')}\r\n`;
 }

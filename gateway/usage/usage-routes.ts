@@ -3,12 +3,10 @@ import { ApiError } from '../errors';
 import { sendJson } from '../send';
 import type { UsageStore } from './usage-model';
 import { dailyUsage, monthlyReport, reportCsv } from './usage-reports';
-import { dayRange, monthParam, queryParams } from './usage-query';
+import { queryParams, rawQueryOf } from '../http/query-params';
+import { dayRange, monthParam } from './usage-query';
 
-const rawQuery = (req: Request): string => {
-  const q = req.originalUrl.indexOf('?');
-  return q < 0 ? '' : req.originalUrl.slice(q + 1);
-};
+const rawQuery = (req: Request): string => rawQueryOf(req.originalUrl);
 
 /**
  * The admin API's usage paths. `keyExists` tells an unknown id (404) from a key without usage

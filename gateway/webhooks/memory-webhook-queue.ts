@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { afterFailure, type Attempt, type DeadLetter, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
+import { deadLetterPage } from './dead-letter-page';
+import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetter, type DeadLetterBounds, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import { eventBody, type WebhookEvent } from './webhook-event';
 
 interface Pending {
@@ -12,6 +13,13 @@ interface Pending {
 /** Bounds of the embedded mode's queue: memory stays bounded whatever the receiver does. */
 export const MEMORY_QUEUE_LIMIT = 10_000;
 export const MEMORY_DEAD_LIMIT = 1_000;
+
+/** Keeps a letter; `dead` is in failure order, so the oldest are at the front, dropped past either bound. */
+function keepDeadLetter(dead: DeadLetter[], bounds: DeadLetterBounds, nowMs: number, letter: DeadLetter): void {
+  const oldestKept = new Date(nowMs - bounds.maxAgeMs).toISOString();
+  while (dead.length && (dead.length >= Math.min(MEMORY_DEAD_LIMIT, bounds.maxCount) || dead[0]!.failed_at < oldestKept)) dead.shift();
+  dead.push(letter);
+}
 
 /**
  * The embedded mode's queue: in this process's memory, best effort. The same retries and dead
@@ -37,8 +45,7 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
   };
 
   const toDead = (p: Pending, error: string): void => {
-    if (dead.length >= MEMORY_DEAD_LIMIT) dead.shift();
-    dead.push({ id: p.event.id, type: p.event.type, attempts: p.attempt, last_error: error, failed_at: new Date(now()).toISOString(), event: JSON.parse(eventBody(p.event)) });
+    keepDeadLetter(dead, options.deadLetters ?? DEFAULT_DEAD_LETTER_BOUNDS, now(), { id: p.event.id, type: p.event.type, attempts: p.attempt, last_error: error, failed_at: new Date(now()).toISOString(), event: JSON.parse(eventBody(p.event)) });
     logger?.warn({ webhook_id: p.event.id, type: p.event.type, attempts: p.attempt, error }, 'webhook gave up: kept in the dead letters');
   };
 
@@ -78,8 +85,8 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
       push({ event, attempt: 1, first: t, dueAt: t });
       return true;
     },
-    async deadLetters() {
-      return [...dead];
+    async deadLetterPage(query) {
+      return deadLetterPage(dead, query);
     },
     async backlog() {
       const t = now();

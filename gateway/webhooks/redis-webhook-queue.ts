@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RedisClient as Redis } from '../redis/connect';
 import type { Logger } from 'pino';
-import { afterFailure, type Attempt, type DeadLetter, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
+import { BURY, buryArgs, createRedisDeadLetters, deadLetterKeys, type StoredDead } from './redis-dead-letters';
+import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import type { WebhookEvent } from './webhook-event';
 
 /**
@@ -14,8 +15,9 @@ export const webhookKeys = {
   stream: 'lgw:{webhooks}:events',
   /** Failed events waiting for their next attempt: a sorted set scored by the time it is due. */
   retry: 'lgw:{webhooks}:retry',
-  /** Events that gave up: a hash, id → dead letter (JSON). */
-  dead: 'lgw:{webhooks}:dead',
+  /** Events that gave up: a hash, id → dead letter (JSON), ordered by its index (redis-dead-letters.ts). */
+  dead: deadLetterKeys.letters,
+  deadIndex: deadLetterKeys.index,
   /** "Some instance delivers": set, with a TTL, by every instance with WEBHOOK_URL (the CLI emits key events only then). */
   on: 'lgw:{webhooks}:on',
   /** Exactly-once markers of quota thresholds. */
@@ -43,24 +45,6 @@ for _, member in ipairs(due) do
 end
 return #due
 `;
-/** A dead letter back into the stream (at most once, however many operators click). */
-const RESEND = `
-local v = redis.call('HGET', KEYS[2], ARGV[1])
-if not v then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-local d = cjson.decode(v)
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', d.event, 'attempt', '1', 'first', ARGV[2])
-return 1
-`;
-
-interface StoredDead {
-  /** The event as queued (JSON text, kept as text so a re-send sends the same bytes' meaning). */
-  event: string;
-  attempts: number;
-  last_error: string;
-  failed_at: string;
-}
-
 type StreamEntry = [id: string, fields: string[]];
 const fieldsOf = (raw: string[]): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -73,23 +57,9 @@ export async function enqueueEvent(redis: Redis, event: WebhookEvent): Promise<v
   await redis.xadd(webhookKeys.stream, 'MAXLEN', '~', STREAM_MAXLEN, '*', 'event', JSON.stringify(event), 'attempt', '1', 'first', String(Date.now()));
 }
 
-/** The dead letters in Redis: listed and re-sent by the admin API and the CLI, which do not deliver. */
-export function redisDeadLetters(redis: Redis): Pick<WebhookQueue, 'deadLetters' | 'resend'> {
-  return {
-    async deadLetters() {
-      const all = await redis.hgetall(webhookKeys.dead);
-      return Object.entries(all)
-        .map(([id, json]): DeadLetter => {
-          const d = JSON.parse(json) as StoredDead;
-          const e = JSON.parse(d.event) as WebhookEvent;
-          return { id, type: e.type, attempts: d.attempts, last_error: d.last_error, failed_at: d.failed_at, event: { type: e.type, timestamp: e.timestamp, data: e.data } };
-        })
-        .sort((a, b) => (a.failed_at < b.failed_at ? -1 : a.failed_at > b.failed_at ? 1 : 0));
-    },
-    async resend(id) {
-      return (await redis.eval(RESEND, 2, webhookKeys.stream, webhookKeys.dead, id, Date.now(), STREAM_MAXLEN)) === 1;
-    },
-  };
+/** The dead letters in Redis: paged and re-sent by the admin API and the CLI, which do not deliver. */
+export function redisDeadLetters(redis: Redis): Pick<WebhookQueue, 'deadLetterPage' | 'resend'> & { indexUnindexed(): Promise<number> } {
+  return createRedisDeadLetters(redis, webhookKeys.stream, STREAM_MAXLEN);
 }
 
 export interface RedisQueueOptions extends DeliveryOptions {
@@ -109,6 +79,8 @@ export interface RedisQueueOptions extends DeliveryOptions {
  * second is needed when delivering; the CLI builds it with `redis` alone.
  */
 export function createRedisWebhookQueue(redis: Redis, options: RedisQueueOptions, logger?: Logger, blocking?: Redis): WebhookQueue {
+  const bounds = options.deadLetters ?? DEFAULT_DEAD_LETTER_BOUNDS;
+  const deadLetters = redisDeadLetters(redis);
   const consumer = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   let running = false;
   let inFlight = 0;
@@ -141,7 +113,7 @@ export function createRedisWebhookQueue(redis: Redis, options: RedisQueueOptions
       const next = afterFailure(attemptNo, first, Date.now(), options);
       if ('giveUp' in next) {
         const dead: StoredDead = { event: f.event!, attempts: attemptNo, last_error: result.error, failed_at: new Date().toISOString() };
-        tx.hset(webhookKeys.dead, event.id, JSON.stringify(dead));
+        tx.eval(BURY, 2, webhookKeys.dead, webhookKeys.deadIndex, ...buryArgs(event.id, dead, bounds, Date.now()));
         logger?.warn({ webhook_id: event.id, type: event.type, attempts: attemptNo, error: result.error }, 'webhook gave up: kept in the dead letters');
       } else {
         // Numbers as text: Lua's cjson would turn a millisecond time into a float.
@@ -216,7 +188,8 @@ export function createRedisWebhookQueue(redis: Redis, options: RedisQueueOptions
       const queued = await redis.eval(ENQUEUE_ONCE, 2, webhookKeys.stream, webhookKeys.once(onceKey), onceUntilMs, JSON.stringify(event), Date.now(), STREAM_MAXLEN);
       return queued === 1;
     },
-    ...redisDeadLetters(redis),
+    deadLetterPage: (query) => deadLetters.deadLetterPage(query),
+    resend: (id) => deadLetters.resend(id),
     async backlog() {
       const replies = (await redis.multi().xlen(webhookKeys.stream).zcard(webhookKeys.retry).hlen(webhookKeys.dead).exec()) ?? [];
       const [queued, retrying, dead] = replies.map(([err, n]) => (err ? 0 : Number(n)));
@@ -227,6 +200,7 @@ export function createRedisWebhookQueue(redis: Redis, options: RedisQueueOptions
       attempt = a;
       running = true;
       void readLoop();
+      void deadLetters.indexUnindexed().catch((err) => warnSometimes(err, 'indexing older dead letters'));
       every(options.pollMs, () => redis.eval(PROMOTE, 2, webhookKeys.stream, webhookKeys.retry, Date.now(), STREAM_MAXLEN));
       every(Math.max(options.pollMs, Math.floor(options.reclaimIdleMs / 2)), async () => {
         const free = options.concurrency - inFlight;

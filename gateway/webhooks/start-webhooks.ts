@@ -5,7 +5,7 @@ import { createMemoryWebhookQueue } from './memory-webhook-queue';
 import { createQuotaWatcher, type QuotaWatcher } from './quota-thresholds';
 import { createRedisWebhookQueue } from './redis-webhook-queue';
 import { createSigner } from './signer';
-import type { WebhookQueue } from './webhook-queue';
+import type { DeadLetterBounds, WebhookQueue } from './webhook-queue';
 
 export interface WebhookSettings {
   readonly url: string;
@@ -17,6 +17,8 @@ export interface WebhookSettings {
   readonly concurrency: number;
   readonly pollMs: number;
   readonly thresholds: readonly number[];
+  /** Dead letters kept (default DEFAULT_DEAD_LETTER_BOUNDS). */
+  readonly deadLetters?: DeadLetterBounds;
 }
 
 export interface Webhooks {
@@ -32,7 +34,7 @@ export interface Webhooks {
  * belongs to an instance that died, and is taken over.
  */
 export function startWebhooks(s: WebhookSettings, logger: Logger, redis?: { commands: Redis; waiting: Redis }): Webhooks {
-  const options = { retryBaseMs: s.retryBaseMs, retryMaxMs: s.retryMaxMs, giveUpAfterMs: s.giveUpAfterMs, concurrency: s.concurrency, pollMs: s.pollMs };
+  const options = { retryBaseMs: s.retryBaseMs, retryMaxMs: s.retryMaxMs, giveUpAfterMs: s.giveUpAfterMs, concurrency: s.concurrency, pollMs: s.pollMs, ...(s.deadLetters ? { deadLetters: s.deadLetters } : {}) };
   const queue = redis
     ? createRedisWebhookQueue(redis.commands, { ...options, reclaimIdleMs: 2 * s.timeoutMs + 2_000 }, logger, redis.waiting)
     : createMemoryWebhookQueue(options, logger);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { safeJson } from '../output/safe-text';
 
 /** The event types of the catalogue (README "Quota notifications and key events"). */
 export type WebhookEventType =
@@ -32,8 +33,12 @@ export function newEvent(type: WebhookEventType, data: Record<string, unknown>, 
   return { id: `msg_${randomBytes(18).toString('base64url')}`, type, timestamp: new Date(nowMs).toISOString(), data };
 }
 
-/** The request body of a delivery. */
-export const eventBody = (e: WebhookEvent): string => JSON.stringify({ type: e.type, timestamp: e.timestamp, data: e.data });
+/**
+ * The request body of a delivery. Operator-set text (a note, a pause reason) keeps its value, but
+ * its control, C1 and bidi characters are sent as `\uXXXX` escapes, never raw: a receiver that logs
+ * or shows the body as text is not steered by them (gateway/output/safe-text.ts).
+ */
+export const eventBody = (e: WebhookEvent): string => safeJson({ type: e.type, timestamp: e.timestamp, data: e.data });
 
 /** Where key events go (the key admin emits them; the webhook queue takes them). */
 export type KeyEventSink = (type: Exclude<WebhookEventType, 'quota.threshold'>, data: Record<string, unknown>) => Promise<void>;

@@ -1,3 +1,4 @@
+import type { DeadLetterPage } from './dead-letter-page';
 import type { WebhookEvent } from './webhook-event';
 import { retryDelayMs } from './backoff';
 
@@ -22,6 +23,8 @@ export interface DeliveryOptions {
   readonly concurrency: number;
   /** How often due retries are looked for. */
   readonly pollMs: number;
+  /** Dead letters kept (default DEFAULT_DEAD_LETTER_BOUNDS). */
+  readonly deadLetters?: DeadLetterBounds;
 }
 
 /** The outcome of a failed attempt: when to try again, or give up. Pure. */
@@ -36,6 +39,18 @@ export interface WebhookBacklog {
   readonly retrying: number;
   readonly dead: number;
 }
+
+/**
+ * How many dead letters are kept, and how long: past either bound the oldest are dropped when a new
+ * one is kept (WEBHOOK_DEAD_MAX, WEBHOOK_DEAD_MAX_AGE_MS).
+ */
+export interface DeadLetterBounds {
+  readonly maxCount: number;
+  readonly maxAgeMs: number;
+}
+
+/** 10,000 letters, 30 days. */
+export const DEFAULT_DEAD_LETTER_BOUNDS: DeadLetterBounds = { maxCount: 10_000, maxAgeMs: 30 * 86_400_000 };
 
 /** A send attempt: signs and POSTs; `ok` on a 2xx. */
 export type Attempt = (event: WebhookEvent) => Promise<{ ok: true } | { ok: false; error: string }>;
@@ -52,7 +67,8 @@ export interface WebhookQueue {
    * of all instances that see the same crossing, exactly one queues it. Resolves whether it did.
    */
   enqueueOnce(onceKey: string, onceUntilMs: number, event: WebhookEvent): Promise<boolean>;
-  deadLetters(): Promise<DeadLetter[]>;
+  /** One page of dead letters, oldest failure first (`limit` 1..1000, default 100; `cursor`). */
+  deadLetterPage(query: { limit?: number; cursor?: string }): Promise<DeadLetterPage>;
   /** How many events wait, by state (counted, not read). */
   backlog(): Promise<WebhookBacklog>;
   /** Moves a dead letter back to the queue (a fresh 24 h of retries); false when there is none with that id. */

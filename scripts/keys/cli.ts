@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { terminalSafe } from '../../gateway/output/safe-text';
 import { parseArgs } from 'node:util';
 import { runAs } from '../../gateway/audit/actor';
 import type { RedisClient as Redis } from '../../gateway/redis/connect';
@@ -58,7 +59,9 @@ function readStdin(): Promise<string> {
 
 /** Runs one command line; resolves to the exit code. Help never touches Redis or configuration. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const out = (text: string): void => void process.stdout.write(text);
+  // Every byte the CLI writes to stdout follows one rule: no raw control, C1 or bidi character
+  // reaches the terminal (gateway/output/safe-text.ts); JSON output stays JSON.
+  const out = (text: string): void => void process.stdout.write(terminalSafe(text));
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     const topic = name === 'help' ? rest[0] : undefined;

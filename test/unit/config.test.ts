@@ -36,6 +36,9 @@ describe('environment', () => {
     // A compose tool that passed `${ADMIN_TOKEN:-}` through unexpanded: long enough, and still refused.
     [{ ADMIN_TOKEN: '${ADMIN_TOKEN:-}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
     [{ ADMIN_TOKEN: 'prefix-0123456789-${TOKEN}', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    // Long enough, but guessable: under 128 bits as estimated from its length and kinds of characters.
+    [{ ADMIN_TOKEN: 'aaaaaaaaaaaaaaaaaaaaaaaa', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
+    [{ ADMIN_TOKEN: '0123456789012345678901234567890123456', KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }, 'ADMIN_TOKEN'],
     [{ GATEWAY_WORKERS: '2' }, 'GATEWAY_WORKERS'], // several workers without a shared Redis
     [{ GATEWAY_WORKERS: 'auto' }, 'GATEWAY_WORKERS'],
     [{ GATEWAY_WORKERS: '0', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
@@ -43,6 +46,21 @@ describe('environment', () => {
     [{ GATEWAY_WORKERS: '1.5', REDIS_URL: 'redis://127.0.0.1:6379' }, 'GATEWAY_WORKERS'],
   ])('refuses %j naming the variable in one line', (env, name) => {
     expect(() => parseEnv(env)).toThrow(new RegExp(`^environment variable ${name}: [^\\n]+$`));
+  });
+});
+
+describe('ADMIN_TOKEN strength', () => {
+  it('refuses a weak token in one line that never shows it, and takes a random one', () => {
+    const weak = 'aaaaaaaaaaaaaaaaaaaaaaaa';
+    expect(() => parseEnv({ ADMIN_TOKEN: weak, KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/^environment variable ADMIN_TOKEN: too weak: at least 128 bits/);
+    try {
+      parseEnv({ ADMIN_TOKEN: weak, KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' });
+    } catch (err) {
+      expect((err as Error).message).not.toContain(weak);
+    }
+    for (const token of [randomBytes(32).toString('hex'), randomBytes(32).toString('base64url')]) {
+      expect(parseEnv({ ADMIN_TOKEN: token, KEY_STORE: 'redis', REDIS_URL: 'redis://127.0.0.1:6379' }).ADMIN_TOKEN).toBe(token);
+    }
   });
 });
 

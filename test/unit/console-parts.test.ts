@@ -6,7 +6,8 @@ import { html, raw } from '../../gateway/console/html';
 import { createConsoleRouter } from '../../gateway/console/console-app';
 import type { ConsoleStore } from '../../gateway/console/console-store';
 import type { KeyAdmin } from '../../gateway/keys/key-admin';
-import { createMemorySessionStore, csrfMatches } from '../../gateway/console/sessions';
+import { csrfMatches } from '../../gateway/console/csrf';
+import { createMemorySessionStore } from '../../gateway/console/sessions';
 import { createOperatorRegistry } from '../../gateway/operators/operator-tokens';
 
 describe('html', () => {
@@ -77,7 +78,7 @@ describe('the console\'s guards and error pages', () => {
     };
     // Reads fail as with Redis away; the one write used here (settle) is recorded.
     const admin = { settle: async (id: string) => void settled.push(id) } as unknown as KeyAdmin;
-    const store: ConsoleStore = { source: 'a stub store', admin, list: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
+    const store: ConsoleStore = { source: 'a stub store', admin, page: async () => closed(), show: async () => closed(), usage: async () => closed(), readAudit: async () => ({ entries: [], next_cursor: null }) };
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     const app = express();
     app.use('/console', createConsoleRouter({ store, operators: createOperatorRegistry(TOKEN), sessions: createMemorySessionStore(60_000), sessionTtlMs: 60_000, logger }));

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../../gateway/errors';
 import type { DeadLetter } from '../../gateway/webhooks/webhook-queue';
-import { deadLetterPage } from '../../gateway/webhooks/webhook-routes';
+import { deadLetterPage } from '../../gateway/webhooks/dead-letter-page';
 
 const letter = (id: string, failedAt: string): DeadLetter => ({
   id, type: 'key.created', attempts: 9, last_error: 'HTTP 500', failed_at: failedAt, event: { type: 'key.created', timestamp: failedAt, data: { key_id: id } },

@@ -108,9 +108,9 @@ describe('in-memory queue (the embedded mode)', () => {
     await queue.enqueue(doomed);
     await eventually('the flaky event delivered', () => delivered.includes(flaky.id), { timeoutMs: 5000, intervalMs: 10 });
     expect(attempts.get(flaky.id)).toBe(3);
-    let dead: Awaited<ReturnType<typeof queue.deadLetters>> = [];
+    let dead: Awaited<ReturnType<typeof queue.deadLetterPage>>['events'] = [];
     await eventually('one dead letter', () => {
-      void queue.deadLetters().then((d) => (dead = d));
+      void queue.deadLetterPage({}).then((d) => (dead = d.events));
       return dead.length === 1;
     }, { timeoutMs: 5000, intervalMs: 10 });
     expect(dead[0]).toMatchObject({ id: doomed.id, type: 'key.paused', last_error: 'status 503', event: { type: 'key.paused', data: { key_id: 'doomed' } } });
@@ -119,7 +119,7 @@ describe('in-memory queue (the embedded mode)', () => {
     expect(await queue.resend(doomed.id)).toBe(true);
     expect(await queue.resend(doomed.id)).toBe(false);
     await eventually('the re-sent event delivered', () => delivered.includes(doomed.id), { timeoutMs: 5000, intervalMs: 10 });
-    expect(await queue.deadLetters()).toEqual([]);
+    expect(await queue.deadLetterPage({})).toEqual({ events: [], next_cursor: null });
     await queue.close();
   });
 

@@ -77,7 +77,8 @@ ${days.map((day) => {
 /** One key: its record, its use now, the place for its history, its recent audit entries, and the actions the role allows. */
 export function keyPage(ctx: PageContext, d: KeyPageData): string {
   const k = d.key;
-  const done = d.done ? DONE_MESSAGES[d.done] : undefined;
+  // Own properties only: `?done=constructor` names no message.
+  const done = d.done && Object.hasOwn(DONE_MESSAGES, d.done) ? DONE_MESSAGES[d.done] : undefined;
   return layout(`Key ${k.id}`, ctx, html`
 ${done ? html`<p class="notice" role="status">${done}</p>` : ''}
 <dl class="record">

@@ -8,7 +8,8 @@ export interface KeysFilter {
   state: string;
   tier: string;
   country: string;
-  page: number;
+  /** Where this page starts (a `next_cursor` of the store); absent: the first page. */
+  cursor?: string;
 }
 
 export const KEYS_PER_PAGE = 50;
@@ -17,18 +18,26 @@ const option = (value: string, label: string, selected: string) => html`<option 
 
 export interface KeysListData {
   rows: Array<{ key: KeyView; usage: UsageView }>;
-  total: number;
+  /** Where the next page starts; null on the last. */
+  next_cursor: string | null;
+  /** Records looked through for this page, and whether the look stopped at its bound. */
+  scanned: number;
+  stoppedAtBound: boolean;
   filter: KeysFilter;
   source: string;
   canIssue: boolean;
   readOnly: boolean;
 }
 
-/** The keys page: filters, then one row per key with its day and month use as bars. */
+/**
+ * The keys page: filters, then one row per key with its day and month use as bars, a page at a
+ * time (the store's order; sorted by id within the page), with a link to the next page.
+ */
 export function keysListPage(ctx: PageContext, d: KeysListData): string {
   const f = d.filter;
-  const pages = Math.max(1, Math.ceil(d.total / KEYS_PER_PAGE));
-  const link = (page: number) => `/console/keys?${new URLSearchParams({ q: f.q, state: f.state, tier: f.tier, country: f.country, page: String(page) })}`;
+  const link = (cursor?: string) => `/console/keys?${new URLSearchParams({ q: f.q, state: f.state, tier: f.tier, country: f.country, ...(cursor ? { cursor } : {}) })}`;
+  const rows = [...d.rows].sort((a, b) => (a.key.id < b.key.id ? -1 : a.key.id > b.key.id ? 1 : 0));
+  const shown = `${rows.length} ${rows.length === 1 ? 'key' : 'keys'}${f.cursor ? ' on this page' : ''}`;
   return layout('Keys', ctx, html`
 <p class="muted">Keys come from ${d.source}.${d.readOnly ? ' This console is read-only: change the keys there.' : ''}</p>
 ${d.canIssue ? html`<p><a class="button" href="/console/keys/new">Create a key</a></p>` : ''}
@@ -39,11 +48,11 @@ ${d.canIssue ? html`<p><a class="button" href="/console/keys/new">Create a key</
   <label for="country">Country <input id="country" name="country" value="${f.country}" size="4" maxlength="2" placeholder="GB"></label>
   <button type="submit">Filter</button>
 </form>
-<p class="muted" id="count">${d.total} ${d.total === 1 ? 'key' : 'keys'}${pages > 1 ? `, page ${f.page} of ${pages}` : ''}.</p>
+<p class="muted" id="count">${shown}.${d.stoppedAtBound ? ` Looked through ${d.scanned} records without filling the page; the next page looks further.` : ''}</p>
 <table aria-describedby="count">
 <thead><tr><th scope="col">Key</th><th scope="col">Tier</th><th scope="col">Countries</th><th scope="col">Address</th><th scope="col">State</th><th scope="col">Today</th><th scope="col">This month</th></tr></thead>
 <tbody>
-${d.rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
+${rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
   <td><a href="/console/keys/${encodeURIComponent(key.id)}">${key.id}</a></td>
   <td>${key.tier}</td>
   <td>${key.countries.join(', ')}</td>
@@ -54,5 +63,5 @@ ${d.rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
 </tr>`)}
 </tbody>
 </table>
-<p class="pager">${f.page > 1 ? html`<a href="${link(f.page - 1)}">Previous page</a> ` : ''}${f.page < pages ? html`<a href="${link(f.page + 1)}">Next page</a>` : ''}</p>`);
+<p class="pager">${f.cursor ? html`<a href="${link()}">First page</a> ` : ''}${d.next_cursor ? html`<a href="${link(d.next_cursor)}">Next page</a>` : ''}</p>`);
 }

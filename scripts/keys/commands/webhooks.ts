@@ -13,7 +13,17 @@ export const webhooks: Command = {
     if (action !== 'dead' && action !== 'resend') throw new UsageError('webhooks takes dead or resend ID', 'webhooks');
     const { redisDeadLetters } = await import('../../../gateway/webhooks/redis-webhook-queue');
     const dead = redisDeadLetters(await ctx.redis());
-    if (action === 'dead') return printJson(ctx, await dead.deadLetters());
+    if (action === 'dead') {
+      // Every letter, a page at a time (the CLI is not the serving process; Redis reads stay bounded).
+      const all: unknown[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await dead.deadLetterPage({ limit: 1000, ...(cursor !== undefined ? { cursor } : {}) });
+        all.push(...page.events);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor !== undefined);
+      return printJson(ctx, all);
+    }
     if (!(await dead.resend(id!))) throw new UsageError(`no dead letter with id "${id}"`);
     ctx.out(`queued ${id} again\n`);
   },

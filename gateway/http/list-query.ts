@@ -1,0 +1,35 @@
+import { invalidParameter } from './invalid-parameter';
+import { queryParams, rawQueryOf } from './query-params';
+
+/** The one page bound of every admin-side list (CONTRACT part 7: `limit` 1..1000). */
+export const PAGE_LIMIT = { min: 1, max: 1000 } as const;
+
+/** `limit` as a whole number within the page bound; else 400 `invalid_parameter` naming `limit`. */
+export function parseLimit(value: string): number {
+  const n = /^[0-9]{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= PAGE_LIMIT.min && n <= PAGE_LIMIT.max)) throw invalidParameter('limit', `must be a whole number from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`);
+  return n;
+}
+
+/** A cursor as given: a non-empty string (its meaning is the list's to check). */
+export function parseCursor(value: string): string {
+  if (value === '') throw invalidParameter('cursor', 'empty (leave it out for the first page)');
+  return value;
+}
+
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * The query of a list call: `limit` (1..1000) and `cursor`, each at most once; anything else is
+ * 400 `invalid_parameter` naming it, as on the public surface.
+ */
+export function listQuery(url: string): ListQuery {
+  const { limit, cursor } = queryParams(rawQueryOf(url), ['limit', 'cursor']);
+  return {
+    ...(limit !== undefined ? { limit: parseLimit(limit) } : {}),
+    ...(cursor !== undefined ? { cursor: parseCursor(cursor) } : {}),
+  };
+}
