@@ -23,7 +23,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, type GatewayConfig } from '../config/gateway-config';
 import { createReloader, type Reloader } from '../config/reloader';
-import { loadKeysFileOffThread } from '../keys/keys-file-loader';
+import { readKeysFileOffThread } from '../keys/keys-file-loader';
 import type { Metrics } from '../ops/metrics';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import type { Webhooks } from '../webhooks/start-webhooks';
@@ -50,12 +50,15 @@ function configReloader(env: Env, parts: Reloadable, logger: Logger, metrics: Me
   const file = parts.keys.file;
   return createReloader(
     file ? [env.GATEWAY_CONFIG, file.file] : [env.GATEWAY_CONFIG],
-    () => {
+    async () => {
       const nextConfig = readGatewayConfig(env);
-      const nextKeys = file ? loadKeysFileOffThread(file.file, nextConfig) : undefined;
-      return () => {
-        if (nextKeys) file!.replace(nextKeys);
+      // Read and checked in the reader process: requests are answered meanwhile.
+      const swapKeys = file ? await file.prepare(await readKeysFileOffThread(file.file, nextConfig)) : undefined;
+      return async () => {
+        // One synchronous step: the keys and the configuration swapped between two requests.
+        const audited = swapKeys?.();
         applyConfig(parts, nextConfig);
+        await audited;
       };
     },
     logger,
