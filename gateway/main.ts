@@ -1,3 +1,5 @@
+// First: signals are caught from here on (a SIGHUP or SIGTERM while starting must not kill the gateway).
+import { processSignals as signals } from './startup/signals';
 import { watchDemoKeys } from './keys/demo-key-watch';
 import { createLogger } from './logging';
 import { createOperatorRegistry } from './operators/operator-tokens';
@@ -25,8 +27,9 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function main(): Promise<void> {
   const { env, gatewayConfig, fileKeys, operatorTokens } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
-  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
+  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
+  signals.useLogger(logger);
   const { metrics, readiness } = startOps(env, logger);
   const { redis, counters, sharedCounters } = await startRedisAndCounters(env, logger, metrics);
   const keys = startKeyStore(env, gatewayConfig, fileKeys, redis, logger, metrics);
@@ -35,7 +38,7 @@ async function main(): Promise<void> {
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks });
   const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
@@ -46,7 +49,7 @@ async function main(): Promise<void> {
   ], logger));
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.
-  stopOnSignals(logger, 'shutting down', async () => {
+  stopOnSignals(signals, logger, 'shutting down', async () => {
     readiness.setPhase('draining');
     reloads.close();
     demoWatch.close();

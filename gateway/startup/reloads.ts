@@ -17,6 +17,7 @@ import type { KeyAdministration } from './admin-listener';
 import { readGatewayConfig, readOperatorTokens } from './configuration';
 import type { KeyStores } from './key-store';
 import type { Serving } from './serving';
+import type { ProcessSignals } from './signals';
 
 /** Every part a reload reaches. */
 export interface Reloadable {
@@ -75,12 +76,12 @@ function tokensReloader(env: Env, operators: OperatorRegistry, logger: Logger): 
   }, logger.child({ file: 'ADMIN_TOKENS_FILE' }));
 }
 
-export function startReloads(env: Env, parts: Reloadable, logger: Logger, metrics: Metrics): Reloads {
+export function startReloads(env: Env, parts: Reloadable, signals: ProcessSignals, logger: Logger, metrics: Metrics): Reloads {
   const reloaders = [configReloader(env, parts, logger, metrics), tokensReloader(env, parts.operators, logger)].filter((r) => r !== undefined);
   const reloads: Reloads = {
     reload: (reason) => reloaders.forEach((r) => r.reload(reason)),
     close: () => reloaders.forEach((r) => r.close()),
   };
-  process.on('SIGHUP', () => reloads.reload('SIGHUP'));
+  signals.onReload((reason) => reloads.reload(reason));
   return reloads;
 }

@@ -23,7 +23,7 @@ export interface Supervisor {
   workers(): WorkerState[];
   /** Asks every live worker for its readiness. */
   readiness(): Promise<Map<number, WorkerReadiness | undefined>>;
-  /** Sends `signal` to every live worker (SIGHUP: reload). */
+  /** Sends `signal` to every live worker (SIGHUP: reload; a worker still starting gets it once it listens). */
   signal(signal: NodeJS.Signals): void;
   /** SIGTERM to every worker, no replacements; resolves once all have exited. */
   stop(): Promise<void>;
@@ -45,6 +45,7 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
   let startedOnce = false;
   let nextRequestId = 0;
   const pendingReadiness = new Map<number, (answer: WorkerReadiness) => void>();
+  const reloadWhenListening = new Set<number>();
 
   let resolveStarted!: (port: number) => void;
   let rejectStarted!: (code: number) => void;
@@ -69,6 +70,7 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
         return;
       }
       listening.add(worker.id);
+      if (reloadWhenListening.delete(worker.id)) worker.process.kill('SIGHUP');
       if (!startedOnce && listening.size === 1 && count > 1) {
         for (let i = 1; i < count; i++) fork();
       }
@@ -81,12 +83,16 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
     });
     worker.on('exit', (code, signal) => {
       listening.delete(worker.id);
+      reloadWhenListening.delete(worker.id);
       const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
       startedAt.delete(worker.id);
       if (stopping) return;
       if (!startedOnce) {
-        // Start-up failed: the worker has said why. Stop the others and give its code back.
+        // Start-up failed: a worker that exits on its own has said why; one ended by a signal could not.
+        // Stop the others and give its code back.
         stopping = true;
+        const why = signal ? `ended by ${signal}` : `exited with code ${code}`;
+        logger.error({ worker: worker.id, pid: worker.process.pid, code, signal }, `a worker ${why} during start-up: the gateway stops`);
         for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGKILL');
         rejectStarted(code ?? 1);
         return;
@@ -139,7 +145,11 @@ export function superviseWorkers(count: number, env: Record<string, string>, log
       return new Map(answers);
     },
     signal: (signal) => {
-      for (const worker of live()) worker.process.kill(signal);
+      for (const worker of live()) {
+        // A worker still starting reloads once it listens: it may have read the files before the change.
+        if (!listening.has(worker.id) && signal === 'SIGHUP') reloadWhenListening.add(worker.id);
+        else worker.process.kill(signal);
+      }
     },
     stop: () => {
       stopping = true;
