@@ -22,6 +22,11 @@ export const backoff = (attempt: number): number => Math.min(attempt * 100, 1000
 export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number): IoRedisOptions {
   return {
     commandTimeout: commandTimeoutMs,
+    // A command written before the connection dropped and not answered is never written again on
+    // the new connection: Redis may have run it already, and a counter consume, a refund, a usage
+    // flush or a webhook enqueue run twice would charge, bill or notify twice. It fails instead
+    // (its command timeout), and the caller does what it does when Redis is away.
+    autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2000,
