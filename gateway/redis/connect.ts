@@ -13,20 +13,26 @@ export interface RedisOptions {
   readonly autoPipelining?: boolean;
   /** Told of every error, so refusals (credentials, ACL, TLS, MOVED) are seen as such. */
   readonly health?: RedisHealth;
+  /**
+   * Re-send, on the new connection, the commands left unanswered when one dropped. Off by default:
+   * a write Redis ran whose answer was lost would run twice. On only where every command is
+   * idempotent (the key-change subscription).
+   */
+  readonly resendUnanswered?: boolean;
 }
 
 /** Reconnection backoff: 100 ms more per attempt, at most a second. */
 export const backoff = (attempt: number): number => Math.min(attempt * 100, 1000);
 
 /** The options every data-node connection of every topology gets. */
-export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number): IoRedisOptions {
+export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number, resendUnanswered = false): IoRedisOptions {
   return {
     commandTimeout: commandTimeoutMs,
-    // A command written before the connection dropped and not answered is never written again on
+    // A command written before the connection dropped and not answered is not written again on
     // the new connection: Redis may have run it already, and a counter consume, a refund, a usage
     // flush or a webhook enqueue run twice would charge, bill or notify twice. It fails instead
     // (its command timeout), and the caller does what it does when Redis is away.
-    autoResendUnfulfilledCommands: false,
+    autoResendUnfulfilledCommands: resendUnanswered,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2000,
@@ -47,7 +53,7 @@ export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number): 
  * outage.
  */
 export function connectRedis(topology: RedisTopology, logger: Logger, role: string, options: RedisOptions = {}): RedisClient {
-  const node = nodeOptions(topology, options.commandTimeoutMs ?? topology.commandTimeoutMs);
+  const node = nodeOptions(topology, options.commandTimeoutMs ?? topology.commandTimeoutMs, options.resendUnanswered);
   const autoPipelining = options.autoPipelining ?? true;
   let client: RedisClient;
   if (topology.kind === 'cluster') {
