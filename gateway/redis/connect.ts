@@ -2,6 +2,7 @@ import Redis, { Cluster, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTopology } from '../config/redis-env';
 import type { RedisHealth } from './health';
+import { UNKNOWN_MASTER } from './refusal';
 
 /** One Redis, a Sentinel-guarded master (both `Redis`), or a Redis Cluster: what the factory hands out. */
 export type RedisClient = Redis | Cluster;
@@ -91,6 +92,7 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
   } else {
     client = new Redis(topology.url, { ...node, enableAutoPipelining: autoPipelining });
   }
+  if (topology.kind === 'sentinel') watchUnknownMaster(client as Redis, topology.sentinels.length, options.health);
   let connected = false;
   client.on('ready', () => {
     options.health?.connected();
@@ -106,6 +108,23 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
     connected = false;
   });
   return client;
+}
+
+/**
+ * A master name no sentinel knows is a configuration error, not an outage: when, in one round, every
+ * sentinel answered and none knew the name (Redis 7: "ERR No such master with that name"; older: a
+ * null reply; then ioredis' "All sentinels are unreachable"), `health` is told (a refusal).
+ */
+function watchUnknownMaster(client: Redis, sentinels: number, health: RedisHealth | undefined): void {
+  let unknownInRound = 0;
+  client.on('sentinelError', (err: Error) => {
+    if (/No such master with that name|successfully, but got an invalid reply: null/.test(err.message)) unknownInRound++;
+  });
+  client.on('error', (err: Error) => {
+    if (!/^All sentinels are unreachable/.test(err.message)) return;
+    if (unknownInRound >= sentinels) health?.report(Object.assign(new Error('no sentinel knows the master name'), { code: UNKNOWN_MASTER }));
+    unknownInRound = 0;
+  });
 }
 
 /** Resolves when the client is ready or `timeoutMs` has passed (start-up does not wait forever). */
