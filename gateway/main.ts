@@ -1,3 +1,5 @@
+// First: signals are caught from here on (a SIGHUP or SIGTERM while starting must not kill the gateway).
+import { processSignals as signals } from './startup/signals';
 import { watchDemoKeys } from './keys/demo-key-watch';
 import { createLogger } from './logging';
 import { createOperatorRegistry } from './operators/operator-tokens';
@@ -26,10 +28,11 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
-  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, createLogger(env.LOG_LEVEL));
+  if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
+  signals.useLogger(logger);
   const { metrics, readiness } = startOps(env, logger);
   const { redis, counters, sharedCounters } = await startRedisAndCounters(env, logger, metrics);
   const keys = startKeyStore(env, gatewayConfig, fileKeys, redis, logger, metrics);
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
   if (portalServer) servers.push(portalServer);
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.
-  stopOnSignals(logger, 'shutting down', async () => {
+  stopOnSignals(signals, logger, 'shutting down', async () => {
     readiness.setPhase('draining');
     reloads.close();
     demoWatch.close();

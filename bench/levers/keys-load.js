@@ -10,17 +10,20 @@ const path = require('node:path');
 const dist = path.join(__dirname, '..', '..', 'dist', 'gateway');
 const { loadGatewayConfig } = require(path.join(dist, 'config', 'gateway-config.js'));
 const { loadKeysFile } = require(path.join(dist, 'keys', 'keys-file.js'));
-const { loadKeysFileOffThread, WORKER_FROM_BYTES } = require(path.join(dist, 'keys', 'keys-file-loader.js'));
+const { readKeysFileOffThread, WORKER_FROM_BYTES } = require(path.join(dist, 'keys', 'keys-file-loader.js'));
 const { createFileKeyStore } = require(path.join(dist, 'keys', 'file-key-store.js'));
 
-const started = Date.now();
-const config = loadGatewayConfig(process.env.GATEWAY_CONFIG);
-const stats = {};
-const keys = process.env.MODE === 'worker' ? loadKeysFileOffThread(process.env.KEYS_FILE, config, WORKER_FROM_BYTES, stats) : loadKeysFile(process.env.KEYS_FILE, config);
-const store = createFileKeyStore(keys);
-const ms = Date.now() - started;
-const mb = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
-setTimeout(() => {
-  const reader = stats.readerPeakKb !== undefined ? { readerPeakMb: stats.readerPeakKb / 1024 } : {};
-  process.stdout.write(`${JSON.stringify({ keys: store.size, ms, rssMb: mb('VmRSS'), peakMb: mb('VmHWM'), ...reader })}\n`);
-}, 2000);
+async function main() {
+  const started = Date.now();
+  const config = loadGatewayConfig(process.env.GATEWAY_CONFIG);
+  const stats = {};
+  const keys = process.env.MODE === 'worker' ? await readKeysFileOffThread(process.env.KEYS_FILE, config, WORKER_FROM_BYTES, stats) : loadKeysFile(process.env.KEYS_FILE, config);
+  const store = createFileKeyStore(keys);
+  const ms = Date.now() - started;
+  const mb = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+  setTimeout(() => {
+    const reader = stats.readerPeakKb !== undefined ? { readerPeakMb: stats.readerPeakKb / 1024 } : {};
+    process.stdout.write(`${JSON.stringify({ keys: store.size, ms, rssMb: mb('VmRSS'), peakMb: mb('VmHWM'), ...reader })}\n`);
+  }, 2000);
+}
+void main();

@@ -7,32 +7,54 @@ import { ConfigError } from './config-error';
 const DEBOUNCE_MS = 150;
 
 export interface Reloader {
-  /** Reloads now (SIGHUP). */
+  /** Reloads now (SIGHUP); during a reload, once more after it. */
   reload(reason: string): void;
   close(): void;
 }
 
+/** Applies a configuration read and checked: its swap is one synchronous step; what follows it may take turns. */
+export type ApplyReload = () => void | Promise<void>;
+
 /**
  * Watches configuration files and reloads on change or on demand. `load` reads and validates
- * everything and returns a function that applies it; only when it succeeds is the new configuration
- * applied, in one synchronous step between requests. A file that fails validation is refused with
- * one log line naming it, and the running configuration keeps serving.
+ * everything (it may take its time off this thread: requests are served meanwhile) and returns a
+ * function that applies it; only when it succeeds is the new configuration applied, in one
+ * synchronous step between requests. A file that fails validation is refused with one log line
+ * naming it, and the running configuration keeps serving. One reload at a time: a change or SIGHUP
+ * during a reload makes one more reload after it.
  */
-export function createReloader(files: readonly string[], load: () => () => void, logger: Logger, onResult?: (applied: boolean) => void): Reloader {
+export function createReloader(files: readonly string[], load: () => ApplyReload | Promise<ApplyReload>, logger: Logger, onResult?: (applied: boolean) => void): Reloader {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const reload = (reason: string): void => {
-    let apply: () => void;
+  let running = false;
+  let again: string | undefined;
+  const run = async (reason: string): Promise<void> => {
+    let apply: ApplyReload;
     try {
-      apply = load();
+      apply = await load();
     } catch (err) {
       const message = err instanceof ConfigError ? err.message : (err as Error).message;
       logger.error({ reason }, `configuration refused, still serving the previous one: ${message}`);
       onResult?.(false);
       return;
     }
-    apply();
+    await apply();
     logger.info({ reason }, 'configuration reloaded');
     onResult?.(true);
+  };
+  const reload = (reason: string): void => {
+    if (running) {
+      again = reason;
+      return;
+    }
+    running = true;
+    void run(reason)
+      .catch((err: unknown) => logger.error({ reason, err }, 'configuration reload failed'))
+      .finally(() => {
+        running = false;
+        const next = again;
+        again = undefined;
+        if (next !== undefined) reload(next);
+      });
   };
   const schedule = (reason: string): void => {
     if (timer) clearTimeout(timer);

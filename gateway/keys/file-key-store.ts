@@ -4,6 +4,8 @@ import type { FileKey } from './key-record-build';
 export interface FileKeyStore extends KeyStore {
   /** Swaps in a new set of keys (hot reload): one assignment, so a request sees old or new, never a mix. */
   replace(keys: readonly FileKey[]): void;
+  /** Swaps in an index built beforehand (a slice at a time, off the request's way): one assignment. */
+  replaceIndex(index: FileKeyIndex): void;
 }
 
 /** A previous (rotated) hash: its lookup, and when it stops authenticating (ms). */
@@ -14,12 +16,14 @@ interface PreviousEntry {
 
 const NOT_FOUND: KeyLookup = { kind: 'not_found' };
 
+/** A set of keys by hash, as the store looks them up. */
+export type FileKeyIndex = Map<string, KeyLookup | PreviousEntry>;
+
 /**
  * By hash: a current hash maps straight to its lookup (no wrapper per key: 100,000 keys are 100,000
- * objects fewer, ~3 MB), a previous one to a PreviousEntry.
+ * objects fewer, ~3 MB), a previous one to a PreviousEntry. Adds to `byHash` (built in parts).
  */
-function index(keys: readonly FileKey[]): Map<string, KeyLookup | PreviousEntry> {
-  const byHash = new Map<string, KeyLookup | PreviousEntry>();
+export function indexFileKeys(keys: readonly FileKey[], byHash: FileKeyIndex = new Map()): FileKeyIndex {
   for (const { record, previous } of keys) {
     byHash.set(record.keySha256, { kind: 'found', record });
     if (previous) byHash.set(previous.keySha256, { lookup: { kind: 'found', record, previous: true }, expiresAt: previous.expiresAt });
@@ -29,7 +33,7 @@ function index(keys: readonly FileKey[]): Map<string, KeyLookup | PreviousEntry>
 
 /** The embedded key store: records from the YAML keys file, in a map by SHA-256. */
 export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
-  let byHash = index(keys);
+  let byHash = indexFileKeys(keys);
   return {
     lookup(keySha256) {
       const entry = byHash.get(keySha256);
@@ -42,7 +46,10 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
       return entry.lookup;
     },
     replace(next) {
-      byHash = index(next);
+      byHash = indexFileKeys(next);
+    },
+    replaceIndex(next) {
+      byHash = next;
     },
   };
 }

@@ -2,6 +2,7 @@ import Redis, { Cluster, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTopology } from '../config/redis-env';
 import type { RedisHealth } from './health';
+import { UNKNOWN_MASTER } from './refusal';
 
 /** One Redis, a Sentinel-guarded master (both `Redis`), or a Redis Cluster: what the factory hands out. */
 export type RedisClient = Redis | Cluster;
@@ -13,15 +14,26 @@ export interface RedisOptions {
   readonly autoPipelining?: boolean;
   /** Told of every error, so refusals (credentials, ACL, TLS, MOVED) are seen as such. */
   readonly health?: RedisHealth;
+  /**
+   * Re-send, on the new connection, the commands left unanswered when one dropped. Off by default:
+   * a write Redis ran whose answer was lost would run twice. On only where every command is
+   * idempotent (the key-change subscription).
+   */
+  readonly resendUnanswered?: boolean;
 }
 
 /** Reconnection backoff: 100 ms more per attempt, at most a second. */
 export const backoff = (attempt: number): number => Math.min(attempt * 100, 1000);
 
 /** The options every data-node connection of every topology gets. */
-export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number): IoRedisOptions {
+export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number, resendUnanswered = false): IoRedisOptions {
   return {
     commandTimeout: commandTimeoutMs,
+    // A command written before the connection dropped and not answered is not written again on
+    // the new connection: Redis may have run it already, and a counter consume, a refund, a usage
+    // flush or a webhook enqueue run twice would charge, bill or notify twice. It fails instead
+    // (its command timeout), and the caller does what it does when Redis is away.
+    autoResendUnfulfilledCommands: resendUnanswered,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2000,
@@ -42,7 +54,7 @@ export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number): 
  * outage.
  */
 export function connectRedis(topology: RedisTopology, logger: Logger, role: string, options: RedisOptions = {}): RedisClient {
-  const node = nodeOptions(topology, options.commandTimeoutMs ?? topology.commandTimeoutMs);
+  const node = nodeOptions(topology, options.commandTimeoutMs ?? topology.commandTimeoutMs, options.resendUnanswered);
   const autoPipelining = options.autoPipelining ?? true;
   let client: RedisClient;
   if (topology.kind === 'cluster') {
@@ -80,6 +92,7 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
   } else {
     client = new Redis(topology.url, { ...node, enableAutoPipelining: autoPipelining });
   }
+  if (topology.kind === 'sentinel') watchUnknownMaster(client as Redis, topology.sentinels.length, options.health);
   let connected = false;
   client.on('ready', () => {
     options.health?.connected();
@@ -95,6 +108,23 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
     connected = false;
   });
   return client;
+}
+
+/**
+ * A master name no sentinel knows is a configuration error, not an outage: when, in one round, every
+ * sentinel answered and none knew the name (Redis 7: "ERR No such master with that name"; older: a
+ * null reply; then ioredis' "All sentinels are unreachable"), `health` is told (a refusal).
+ */
+function watchUnknownMaster(client: Redis, sentinels: number, health: RedisHealth | undefined): void {
+  let unknownInRound = 0;
+  client.on('sentinelError', (err: Error) => {
+    if (/No such master with that name|successfully, but got an invalid reply: null/.test(err.message)) unknownInRound++;
+  });
+  client.on('error', (err: Error) => {
+    if (!/^All sentinels are unreachable/.test(err.message)) return;
+    if (unknownInRound >= sentinels) health?.report(Object.assign(new Error('no sentinel knows the master name'), { code: UNKNOWN_MASTER }));
+    unknownInRound = 0;
+  });
 }
 
 /** Resolves when the client is ready or `timeoutMs` has passed (start-up does not wait forever). */

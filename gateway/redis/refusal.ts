@@ -15,6 +15,9 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
+/** The code of the error connect.ts reports when every sentinel answered that it knows no such master. */
+export const UNKNOWN_MASTER = 'GATEWAY_SENTINEL_UNKNOWN_MASTER';
+
 const credentialsVariable = (t: RedisTopology): string => (t.kind === 'single' ? 'REDIS_URL' : t.username !== undefined ? 'REDIS_USERNAME / REDIS_PASSWORD' : 'REDIS_PASSWORD');
 const tlsVariable = (t: RedisTopology): string => (t.tls?.ca !== undefined ? 'REDIS_TLS_CA_FILE' : t.kind === 'single' ? 'REDIS_URL' : 'REDIS_TLS');
 
@@ -44,6 +47,9 @@ export function refusalOf(err: unknown, topology: RedisTopology): Refusal | unde
   if (!e) return undefined;
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
+  if (code === UNKNOWN_MASTER && topology.kind === 'sentinel') {
+    return connect(`REDIS_SENTINEL_MASTER: no sentinel knows a master named "${topology.masterName}" (asked ${topology.sentinels.map((n) => `${n.host}:${n.port}`).join(', ')})`);
+  }
   if (UNTRUSTED_CERTIFICATE.has(code)) {
     return connect(`${tlsVariable(topology)}: the Redis server's TLS certificate is not trusted (${code}) at ${topology.where}`);
   }

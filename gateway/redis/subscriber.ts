@@ -31,7 +31,7 @@ const NEXT_NODE_DELAY_MS = 100;
  * that messages were lost in between: this one says `close` and `ready` like a plain connection.
  */
 export function createSubscriber(topology: RedisTopology, commands: RedisClient, logger: Logger, health: RedisHealth): Subscriber {
-  if (topology.kind !== 'cluster') return connectRedis(topology, logger, 'key-changes', { health, autoPipelining: false }) as Redis;
+  if (topology.kind !== 'cluster') return connectRedis(topology, logger, 'key-changes', { health, autoPipelining: false, resendUnanswered: true }) as Redis;
   return new ClusterSubscriber(topology.nodes, commands as Cluster, topology, logger, health);
 }
 
@@ -65,7 +65,7 @@ class ClusterSubscriber extends EventEmitter implements Subscriber {
     const list = this.candidates();
     const node = list[this.next++ % list.length]!;
     const client = new Redis({
-      ...nodeOptions(this.topology, this.topology.commandTimeoutMs),
+      ...nodeOptions(this.topology, this.topology.commandTimeoutMs, true),
       host: node.host,
       port: node.port,
       retryStrategy: () => null, // a lost node is not waited for: the next one is tried

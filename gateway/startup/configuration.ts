@@ -6,7 +6,7 @@ import { ConfigError } from '../config/config-error';
 import { parseEnv, type Env } from '../config/env';
 import { loadGatewayConfig, type GatewayConfig } from '../config/gateway-config';
 import type { FileKey } from '../keys/keys-file';
-import { loadKeysFileOffThread } from '../keys/keys-file-loader';
+import { readKeysFileOffThread } from '../keys/keys-file-loader';
 import { loadOperatorTokens, type OperatorTokenEntry } from '../operators/operator-tokens';
 import { readKeysFileAccounts } from '../accounts/keys-file-accounts';
 import { parsePortalEnv, type PortalEnv } from '../config/portal-env';
@@ -38,13 +38,16 @@ export function readGatewayConfig(env: Env): GatewayConfig {
 /** The operator tokens file's entries (the name `admin` is ADMIN_TOKEN's when that is set). */
 export const readOperatorTokens = (env: Env, file: string): OperatorTokenEntry[] => loadOperatorTokens(file, env.ADMIN_TOKEN ? ['admin'] : []);
 
-/** Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field. */
-export function loadConfiguration(): Configuration {
+/**
+ * Reads and validates the configuration; a problem exits 1 with one line naming file, entry, field.
+ * Start-up waits for the keys file (read in the reader process: signals are handled meanwhile).
+ */
+export async function loadConfiguration(): Promise<Configuration> {
   try {
     const env = parseEnv();
     const portal = parsePortalEnv();
     const gatewayConfig = readGatewayConfig(env);
-    const fileKeys = env.KEY_STORE === 'file' ? loadKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
+    const fileKeys = env.KEY_STORE === 'file' ? await readKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up
     const operatorTokens = env.ADMIN_TOKENS_FILE ? readOperatorTokens(env, env.ADMIN_TOKENS_FILE) : [];
     return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens, ...(portal ? { portal } : {}) };

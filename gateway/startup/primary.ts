@@ -6,6 +6,7 @@ import type { Env } from '../config/env';
 import { createServer } from '../server';
 import { listen } from './listeners';
 import { exitAfterFlush, stopOnSignals } from './shutdown';
+import type { ProcessSignals } from './signals';
 import { createPrimaryOpsApp } from '../workers/primary-ops';
 import { superviseWorkers } from '../workers/supervisor';
 
@@ -22,7 +23,8 @@ export function workerCount(env: Pick<Env, 'GATEWAY_WORKERS'>): number {
  * and a worker that dies is replaced. The configuration was validated before this runs, so a bad one
  * has already stopped start-up with its one line.
  */
-export function runPrimary(env: Env, logger: Logger): void {
+export function runPrimary(env: Env, signals: ProcessSignals, logger: Logger): void {
+  signals.useLogger(logger);
   const count = workerCount(env);
   const workerEnv: Record<string, string> = {};
   if (!env.CURSOR_SECRET) {
@@ -48,14 +50,14 @@ export function runPrimary(env: Env, logger: Logger): void {
     },
   );
 
-  process.on('SIGHUP', () => {
+  signals.onReload(() => {
     logger.info({ signal: 'SIGHUP' }, 'reload: signal passed to every worker');
     supervisor.signal('SIGHUP');
   });
 
   // Each worker drains its in-flight requests (bounded) and exits; the ops listener stays up
   // meanwhile and answers /readyz 503.
-  stopOnSignals(logger, 'shutting down: draining every worker', async () => {
+  stopOnSignals(signals, logger, 'shutting down: draining every worker', async () => {
     await supervisor.stop();
     ops?.close();
     ops?.closeAllConnections();

@@ -75,7 +75,7 @@ export async function startRedisAndCounters(env: Env, logger: Logger, metrics: M
   const redisCounters = createRedisCounters(client, deadlineMs ? { deadlineMs } : {});
   const sharedCounters = createResilientCounters(redisCounters, memoryCounters, client, logger, redis.health);
   const probeLimits = { perMinute: 1, perDay: 1, perMonth: 1 };
-  const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [client.get(redisKeys.ids)] : [])]);
+  const probe = (): Promise<unknown> => Promise.all([redisCounters.peek('startup-probe', probeLimits), ...(env.KEY_STORE === 'redis' ? [client.get(redisKeys.byHash('startup-probe'))] : [])]);
   const outcome = await checkAtStartup(client, topology, redis.health, probe, REDIS_STARTUP_WAIT_MS);
   if (outcome.kind === 'refused') {
     process.stderr.write(`config error: environment variable ${outcome.line}\n`);

@@ -10,7 +10,7 @@ import type { Env } from '../config/env';
 import { DEFAULT_QUOTA_THRESHOLDS, DEFAULT_REFUSED_AUTH_PER_MINUTE, type GatewayConfig } from '../config/gateway-config';
 import { createReloader, type Reloader } from '../config/reloader';
 import { DEFAULT_REFUSED_AUTH_TRACKED } from '../limits/refused-auth-table';
-import { loadKeysFileOffThread } from '../keys/keys-file-loader';
+import { readKeysFileOffThread } from '../keys/keys-file-loader';
 import type { Metrics } from '../ops/metrics';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import type { Webhooks } from '../webhooks/start-webhooks';
@@ -18,6 +18,7 @@ import type { KeyAdministration } from './admin-listener';
 import { readGatewayConfig, readOperatorTokens } from './configuration';
 import type { KeyStores } from './key-store';
 import type { Serving } from './serving';
+import type { ProcessSignals } from './signals';
 
 /** Every part a reload reaches. */
 export interface Reloadable {
@@ -55,12 +56,15 @@ function configReloader(env: Env, parts: Reloadable, logger: Logger, metrics: Me
   const file = parts.keys.file;
   return createReloader(
     file ? [env.GATEWAY_CONFIG, file.file] : [env.GATEWAY_CONFIG],
-    () => {
+    async () => {
       const nextConfig = readGatewayConfig(env);
-      const nextKeys = file ? loadKeysFileOffThread(file.file, nextConfig) : undefined;
-      return () => {
-        if (nextKeys) file!.replace(nextKeys);
+      // Read and checked in the reader process: requests are answered meanwhile.
+      const swapKeys = file ? await file.prepare(await readKeysFileOffThread(file.file, nextConfig)) : undefined;
+      return async () => {
+        // One synchronous step: the keys and the configuration swapped between two requests.
+        const audited = swapKeys?.();
         applyConfig(parts, nextConfig);
+        await audited;
       };
     },
     logger,
@@ -77,12 +81,12 @@ function tokensReloader(env: Env, operators: OperatorRegistry, logger: Logger): 
   }, logger.child({ file: 'ADMIN_TOKENS_FILE' }));
 }
 
-export function startReloads(env: Env, parts: Reloadable, logger: Logger, metrics: Metrics): Reloads {
+export function startReloads(env: Env, parts: Reloadable, signals: ProcessSignals, logger: Logger, metrics: Metrics): Reloads {
   const reloaders = [configReloader(env, parts, logger, metrics), tokensReloader(env, parts.operators, logger)].filter((r) => r !== undefined);
   const reloads: Reloads = {
     reload: (reason) => reloaders.forEach((r) => r.reload(reason)),
     close: () => reloaders.forEach((r) => r.close()),
   };
-  process.on('SIGHUP', () => reloads.reload('SIGHUP'));
+  signals.onReload((reason) => reloads.reload(reason));
   return reloads;
 }

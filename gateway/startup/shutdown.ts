@@ -11,7 +11,7 @@ export function exitAfterFlush(logger: Logger, code: number): void {
 }
 
 /** On SIGTERM or SIGINT (the first one): `message`, then `work`, then "stopped" and exit 0. */
-export function stopOnSignals(logger: Logger, message: string, work: (signal: string) => Promise<unknown>): void {
+export function stopOnSignals(signals: { onStop(stop: (signal: string) => void): void }, logger: Logger, message: string, work: (signal: string) => Promise<unknown>): void {
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -24,8 +24,7 @@ export function stopOnSignals(logger: Logger, message: string, work: (signal: st
         exitAfterFlush(logger, 0);
       });
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  signals.onStop(stop);
 }
 
 /**
