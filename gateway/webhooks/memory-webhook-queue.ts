@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { deadLetterPage } from './dead-letter-page';
-import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetter, type DeadLetterBounds, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
+import type { DeadLetter } from './dead-letter';
+import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetterBounds, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import { eventBody, type WebhookEvent } from './webhook-event';
 
 interface Pending {
