@@ -1,3 +1,5 @@
+// gateway/portal/: the key holders' portal (PORTAL_PORT): sign-in (OpenID Connect, one-time links), sessions,
+// Origin and CSRF checks, the holder's views and changes; pages/ holds its HTML.
 import { invalidParameter } from '../http/invalid-parameter';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// gateway/webhooks/: quota notifications and key events: the watcher, signer, Redis stream and memory queues,
+// the delivery loop, bounded dead letters and the /admin/webhooks routes.
 import type { DeadLetterPage } from './dead-letter-page';
 import type { WebhookEvent } from './webhook-event';
 import { retryDelayMs } from './backoff';

@@ -44,6 +44,42 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
   { name: 'entry', members: ['main.ts'] },
 ];
 
+/**
+ * Each folder's entry file: its first two lines say what lives in the folder, the first beginning
+ * `// gateway/<folder>/: `. A new folder gets its entry here.
+ */
+const FOLDER_ENTRIES: Record<string, string> = {
+  'accounts': 'account.ts',
+  'admin': 'admin-app.ts',
+  'audit': 'audit-log.ts',
+  'compression': 'send-compressed.ts',
+  'config': 'env.ts',
+  'console': 'console-app.ts',
+  'console/pages': 'layout.ts',
+  'console/routes': 'key-routes.ts',
+  'cursor': 'cursor-codec.ts',
+  'http': 'express-app.ts',
+  'keys': 'key-record.ts',
+  'limits': 'counters.ts',
+  'operators': 'operator-tokens.ts',
+  'ops': 'ops-app.ts',
+  'output': 'safe-text.ts',
+  'policies': 'authenticate.ts',
+  'portal': 'portal-app.ts',
+  'portal/pages': 'layout.ts',
+  'redis': 'connect.ts',
+  'reference': 'reference-router.ts',
+  'requests': 'request-store.ts',
+  'routes': 'properties.ts',
+  'startup': 'configuration.ts',
+  'tracing': 'start-tracing.ts',
+  'upstream': 'listing-stores.ts',
+  'usage': 'usage-model.ts',
+  'validation': 'query.ts',
+  'webhooks': 'webhook-queue.ts',
+  'workers': 'supervisor.ts',
+};
+
 interface SourceFile {
   readonly rel: string;
   readonly source: ts.SourceFile;
@@ -196,5 +232,15 @@ describe('house rules for gateway/', () => {
       to.filter((t) => floorOf(t) > floorOf(from)).map((t) => `${from} (${FLOORS[floorOf(from)]!.name}) → ${t} (${FLOORS[floorOf(t)]!.name})`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it('has an entry file in every folder whose first two lines say what lives there', () => {
+    const folders = [...new Set(sources.map((f) => path.posix.dirname(f.rel)).filter((d) => d !== '.'))].sort();
+    expect(folders.filter((d) => !(d in FOLDER_ENTRIES))).toEqual([]);
+    const unsaid = Object.entries(FOLDER_ENTRIES).filter(([folder, entry]) => {
+      const lines = (sources.find((f) => f.rel === `${folder}/${entry}`)?.source.text ?? '').split('\n');
+      return !(lines[0]!.startsWith(`// gateway/${folder}/: `) && lines[0]!.length > 40 && /^\/\/ \S/.test(lines[1] ?? ''));
+    });
+    expect(unsaid.map(([folder, entry]) => `${folder}/${entry}`)).toEqual([]);
   });
 });

@@ -1,3 +1,5 @@
+// gateway/console/pages/: the console's HTML pages, each a function of its data: keys, accounts, requests, audit,
+// reports, sign-in, errors; page-shell.ts is the document shared with the portal.
 import { html, type SafeHtml } from '../html';
 import { pageShell, signedInNav } from './page-shell';
 

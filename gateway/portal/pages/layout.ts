@@ -1,3 +1,5 @@
+// gateway/portal/pages/: the portal's HTML pages: sign-in, the holder's keys and requests, change forms, tables;
+// the document shell is the console's (console/pages/page-shell.ts).
 import { html, type SafeHtml } from '../../console/html';
 import { pageShell, signedInNav } from '../../console/pages/page-shell';
 
