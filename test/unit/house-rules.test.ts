@@ -243,4 +243,12 @@ describe('house rules for gateway/', () => {
     });
     expect(unsaid.map(([folder, entry]) => `${folder}/${entry}`)).toEqual([]);
   });
+
+  it('lists every top folder of gateway/ in the README "Layout" section', () => {
+    const readme = readFileSync(path.resolve(gateway, '../README.md'), 'utf8');
+    const layout = readme.slice(readme.indexOf('## Layout'));
+    const tops = [...new Set(sources.map((f) => f.rel.split('/')).filter((parts) => parts.length > 1).map((parts) => parts[0]!))].sort();
+    expect(tops.length).toBeGreaterThan(20);
+    expect(tops.filter((folder) => !new RegExp(`^  ${folder}/ `, 'm').test(layout))).toEqual([]);
+  });
 });
