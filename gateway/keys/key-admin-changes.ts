@@ -1,3 +1,4 @@
+import { invalidParameter } from '../http/invalid-parameter';
 import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
@@ -16,7 +17,7 @@ type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 /** A key may only name an account that exists (gateway/accounts/ keeps them beside the keys). */
 async function checkAccount(redis: RedisClient, account: string | null | undefined): Promise<void> {
   if (typeof account === 'string' && !(await redis.exists(redisKeys.account(account)))) {
-    throw new ApiError('invalid_parameter', { parameter: 'account' }, undefined, `account: no account with id "${account}"`);
+    throw invalidParameter('account', `no account with id "${account}"`);
   }
 }
 

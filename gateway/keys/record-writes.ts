@@ -14,6 +14,29 @@ if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1],
 return 1
 `;
 
+const compareAndSetIn = async (redis: RedisClient, key: string, expected: string | null, next: string | null): Promise<boolean> =>
+  (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
+
+/** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
+async function claimHash(redis: RedisClient, hash: string, id: string): Promise<void> {
+  const pointer = redisKeys.byHash(hash);
+  await retryCompareAndSet(async () => {
+    if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
+    const owner = await redis.get(pointer);
+    if (owner === null) return LOST;
+    if (owner === id) {
+      await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
+      return true;
+    }
+    const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
+    if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
+      throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
+    }
+    // Left by a writer that died before its record named it, or by a record since changed: take it over.
+    return (await compareAndSetIn(redis, pointer, owner, id)) ? true : LOST;
+  });
+}
+
 /**
  * How a key record and its hash pointers are written without a transaction (a record and the
  * pointers of its hashes live in different Redis Cluster slots, so MULTI cannot span them).
@@ -29,28 +52,8 @@ return 1
  * rolled-away or unknown value usable.
  */
 export function createRecordWrites(redis: RedisClient) {
-  const compareAndSet = async (key: string, expected: string | null, next: string | null): Promise<boolean> =>
-    (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
+  const compareAndSet = (key: string, expected: string | null, next: string | null): Promise<boolean> => compareAndSetIn(redis, key, expected, next);
 
-  /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
-  async function claimHash(hash: string, id: string): Promise<void> {
-    const pointer = redisKeys.byHash(hash);
-    await retryCompareAndSet(async () => {
-      if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
-      const owner = await redis.get(pointer);
-      if (owner === null) return LOST;
-      if (owner === id) {
-        await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
-        return true;
-      }
-      const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
-      if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
-        throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
-      }
-      // Left by a writer that died before its record named it, or by a record since changed: take it over.
-      return (await compareAndSet(pointer, owner, id)) ? true : LOST;
-    });
-  }
 
   /**
    * Removes the pointers of `hashes` that still lead to `id`. Only those: once the record stopped
@@ -87,7 +90,7 @@ export function createRecordWrites(redis: RedisClient) {
      */
     async commit(before: { stored?: StoredKey; json: string | null }, after: StoredKey, json = JSON.stringify(after)): Promise<boolean> {
       // The current value's pointer, always (it also repairs one a crashed writer never made).
-      await claimHash(after.key_sha256, after.id);
+      await claimHash(redis, after.key_sha256, after.id);
       await redis.sadd(redisKeys.ids, after.id); // before the record: a listed id without a record is skipped
       // The account's key index, before the record too: readers check each record (gateway/accounts/).
       if (after.account !== undefined) await redis.sadd(redisKeys.accountKeys(after.account), after.id);

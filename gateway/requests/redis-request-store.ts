@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RedisClient } from '../redis/connect';
+import { parseStoredJson } from '../validation/stored-json';
 import { noAudit } from '../accounts/change-audit';
 import { COMPARE_AND_SET } from '../accounts/redis-account-layout';
 import type { RequestStoreDeps } from './memory-request-store';
@@ -31,15 +32,7 @@ const Stored = z.object({
   decidedAt: z.string().nullable(),
   decidedBy: z.string().nullable(),
 });
-function parse(json: string | null): SubscriptionRequest | undefined {
-  if (json === null) return undefined;
-  try {
-    const parsed = Stored.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const parse = (json: string | null): SubscriptionRequest | undefined => parseStoredJson(Stored, json);
 /** A page reads at most this many index entries, so a rare filter costs a bounded time. */
 const SCAN_BUDGET = 5_000;
 
