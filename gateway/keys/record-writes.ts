@@ -1,18 +1,8 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
+import { compareAndSet as setIfStill } from '../redis/compare-and-set';
 import { LOST, retryCompareAndSet } from './cas-retry';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
-
-/**
- * Sets KEYS[1] to ARGV[2] (deletes it when ARGV[2] is empty) only if it still holds ARGV[1] (empty:
- * absent). One key per call, so it runs on any topology, a Redis Cluster included.
- */
-const COMPARE_AND_SET = `
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
-return 1
-`;
 
 /**
  * How a key record and its hash pointers are written without a transaction (a record and the
@@ -29,8 +19,7 @@ return 1
  * rolled-away or unknown value usable.
  */
 export function createRecordWrites(redis: RedisClient) {
-  const compareAndSet = async (key: string, expected: string | null, next: string | null): Promise<boolean> =>
-    (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
+  const compareAndSet = (key: string, expected: string | null, next: string | null): Promise<boolean> => setIfStill(redis, key, expected, next);
 
   /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
   async function claimHash(hash: string, id: string): Promise<void> {
@@ -106,7 +95,5 @@ export function createRecordWrites(redis: RedisClient) {
     },
     tidy,
     tidyRemoved,
-    /** Sets the record's value to `next` if it still holds `expected` (the outbox's drain). */
-    replaceValue: (id: string, expected: string, next: string | null): Promise<boolean> => compareAndSet(redisKeys.record(id), expected, next),
   };
 }

@@ -18,6 +18,7 @@ import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
 import type { Counters } from '../limits/counters';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import type { RedisClient } from '../redis/connect';
+import type { AuditRetention } from '../audit/redis-audit-log';
 import { addDays, dayOf } from '../usage/usage-dates';
 import type { UsageStore } from '../usage/usage-model';
 import { dailyUsage, monthlyReport, reportCsv } from '../usage/usage-reports';
@@ -40,6 +41,8 @@ export interface KeyAdministration {
   readonly keyAdmin: KeyAdmin;
   /** The admin API's own connection. */
   readonly redis: RedisClient;
+  /** How much of the audit log Redis keeps (AUDIT_MAX_ENTRIES, AUDIT_RETENTION_DAYS). */
+  readonly auditRetention: AuditRetention;
 }
 
 export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
@@ -52,7 +55,7 @@ export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedi
   const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
   const audit = { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS };
   const keyAdmin = createKeyAdmin(adminRedis, config, logger, audit, createKeyEventSink(adminRedis, logger));
-  return { keyAdmin, redis: adminRedis };
+  return { keyAdmin, redis: adminRedis, auditRetention: audit };
 }
 
 export interface AdminListenerDeps {
