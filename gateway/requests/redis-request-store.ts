@@ -49,6 +49,29 @@ const SCAN_BUDGET = 5_000;
 const matches = (r: SubscriptionRequest, q: RequestQuery): boolean =>
   (!q.status || r.status === q.status) && (!q.accountId || r.accountId === q.accountId) && (!q.keyId || r.keyId === q.keyId);
 
+/** A page of requests, newest first: through the narrowest index, each record checked against the filters. */
+async function listRequests(redis: RedisClient, get: (id: string) => Promise<SubscriptionRequest | undefined>, q: RequestQuery): Promise<{ requests: SubscriptionRequest[]; nextCursor: string | null }> {
+  checkPageLimit(q.limit);
+  const index = q.keyId ? requestKeys.byKey(q.keyId) : q.accountId ? requestKeys.byAccount(q.accountId) : q.status ? requestKeys.byStatus(q.status) : requestKeys.all;
+  let max = q.cursor === undefined ? '+' : `(${decodeRequestCursor(q.cursor)}`;
+  const out: SubscriptionRequest[] = [];
+  let scanned = 0;
+  for (;;) {
+    const batch = Math.min(1000, Math.max(q.limit - out.length, 50));
+    const ids = await redis.zrevrangebylex(index, max, '-', 'LIMIT', 0, batch);
+    const records = await Promise.all(ids.map(get));
+    for (let i = 0; i < ids.length; i++) {
+      scanned++;
+      max = `(${ids[i]!}`;
+      const r = records[i];
+      if (r && matches(r, q)) out.push(r);
+      if (out.length === q.limit) return { requests: out, nextCursor: i + 1 < ids.length || ids.length === batch ? encodeRequestCursor(ids[i]!) : null };
+    }
+    if (ids.length < batch) return { requests: out, nextCursor: null };
+    if (scanned >= SCAN_BUDGET) return { requests: out, nextCursor: encodeRequestCursor(ids[ids.length - 1]!) };
+  }
+}
+
 const concurrent = (): Error => new Error('the request kept changing under this writer');
 
 /**
@@ -84,27 +107,7 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
       await emit('subscription.requested', eventData(request));
       return request;
     },
-    async list(q) {
-      checkPageLimit(q.limit);
-      const index = q.keyId ? requestKeys.byKey(q.keyId) : q.accountId ? requestKeys.byAccount(q.accountId) : q.status ? requestKeys.byStatus(q.status) : requestKeys.all;
-      let max = q.cursor === undefined ? '+' : `(${decodeRequestCursor(q.cursor)}`;
-      const out: SubscriptionRequest[] = [];
-      let scanned = 0;
-      for (;;) {
-        const batch = Math.min(1000, Math.max(q.limit - out.length, 50));
-        const ids = await redis.zrevrangebylex(index, max, '-', 'LIMIT', 0, batch);
-        const records = await Promise.all(ids.map(get));
-        for (let i = 0; i < ids.length; i++) {
-          scanned++;
-          max = `(${ids[i]!}`;
-          const r = records[i];
-          if (r && matches(r, q)) out.push(r);
-          if (out.length === q.limit) return { requests: out, nextCursor: i + 1 < ids.length || ids.length === batch ? encodeRequestCursor(ids[i]!) : null };
-        }
-        if (ids.length < batch) return { requests: out, nextCursor: null };
-        if (scanned >= SCAN_BUDGET) return { requests: out, nextCursor: encodeRequestCursor(ids[ids.length - 1]!) };
-      }
-    },
+    list: (q) => listRequests(redis, get, q),
     get,
     async decide(id, outcome, by) {
       const record = requestKeys.record(id);
@@ -126,7 +129,7 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
         try {
           await deps.apply(before.keyId, before.change, before.accountId);
         } catch (err) {
-          await undecide(record, op, before);
+          await undecide(redis, record, op, before);
           throw err;
         }
       }
@@ -137,15 +140,15 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
       return decided;
     },
   };
+}
 
-  /**
-   * A decision whose change could not be applied: pending again, and its entry taken out of the
-   * record with it (unless another writer changed the record since). Only a read of the log during
-   * the approval can have moved the entry already; it then stays.
-   */
-  async function undecide(record: string, op: string, before: SubscriptionRequest): Promise<void> {
-    const value = readOutboxValue(await redis.get(record));
-    if (value.op !== op) return;
-    await compareAndSet(redis, record, value.json, outboxJson(before, value.pending.filter((e) => e.op !== op), undefined));
-  }
+/**
+ * A decision whose change could not be applied: pending again, and its entry taken out of the
+ * record with it (unless another writer changed the record since). Only a read of the log during
+ * the approval can have moved the entry already; it then stays.
+ */
+async function undecide(redis: RedisClient, record: string, op: string, before: SubscriptionRequest): Promise<void> {
+  const value = readOutboxValue(await redis.get(record));
+  if (value.op !== op) return;
+  await compareAndSet(redis, record, value.json, outboxJson(before, value.pending.filter((e) => e.op !== op), undefined));
 }
