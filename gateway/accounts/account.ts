@@ -1,3 +1,5 @@
+// gateway/accounts/: key holders' accounts: the model, stores (Redis, keys-file list, memory twin), paging,
+// one-time sign-in links, their audit entries and the /admin/accounts routes.
 import { z } from 'zod';
 import { ApiError } from '../errors';
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import type { RedisClient } from '../redis/connect';
 
 /**
@@ -20,7 +20,7 @@ export const linkTokenKey = (hash: string): string => `lgw:portal:link:${hash}`;
 
 function checkMinutes(minutes: number): number {
   if (!Number.isInteger(minutes) || minutes < LINK_MINUTES.min || minutes > LINK_MINUTES.max) {
-    throw new ApiError('invalid_parameter', { parameter: 'minutes' }, undefined, `minutes: must be a whole number from ${LINK_MINUTES.min} to ${LINK_MINUTES.max}`);
+    throw invalidParameter('minutes', `must be a whole number from ${LINK_MINUTES.min} to ${LINK_MINUTES.max}`);
   }
   return minutes;
 }

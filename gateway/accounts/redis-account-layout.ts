@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseStoredJson } from '../validation/stored-json';
 import type { Account } from './account';
 
 /** An account as stored in Redis (`lgw:account:<id>`, see gateway/keys/redis-layout.ts): JSON, snake_case. */
@@ -18,13 +19,7 @@ export const toStoredAccount = (a: Account): Record<string, unknown> => ({
 
 /** The account of a stored JSON, or undefined if it is not one. */
 export function parseStoredAccount(json: string | null): Account | undefined {
-  if (json === null) return undefined;
-  try {
-    const parsed = StoredAccountSchema.safeParse(JSON.parse(json));
-    if (!parsed.success) return undefined;
-    const s = parsed.data;
-    return { id: s.id, name: s.name, emails: s.emails, ...(s.billing_customer !== undefined ? { billingCustomer: s.billing_customer } : {}), createdAt: s.created_at, updatedAt: s.updated_at };
-  } catch {
-    return undefined;
-  }
+  const s = parseStoredJson(StoredAccountSchema, json);
+  if (!s) return undefined;
+  return { id: s.id, name: s.name, emails: s.emails, ...(s.billing_customer !== undefined ? { billingCustomer: s.billing_customer } : {}), createdAt: s.created_at, updatedAt: s.updated_at };
 }

@@ -1,3 +1,5 @@
+// gateway/admin/: the admin API's express app (/admin/keys, usage, audit, webhooks, holders' routes mounted)
+// and its OpenAPI document at /admin/openapi.json.
 import express, { type Express, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';

@@ -1,3 +1,5 @@
+// gateway/audit/: the audit log: who changed what, as entries with their actor and changes; the Redis stream
+// and its memory twin, appends, the log's query and the one-line text format.
 import { invalidParameter } from '../http/invalid-parameter';
 import type { AuditEntry } from './audit-entry';
 

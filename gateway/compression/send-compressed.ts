@@ -1,3 +1,5 @@
+// gateway/compression/: compressed answers: Accept-Encoding negotiation, the codecs and their levels, answers
+// compressed once per variant, and the static files' precompressed variants.
 import type { RequestContext } from '../pipeline';
 import { sendJsonBytes } from '../send';
 import { compressSync, MIN_COMPRESSED_BYTES, OFFERED } from './codecs';

@@ -1,3 +1,5 @@
+// gateway/config/: configuration read and validated once at start-up: environment variables, gateway.yaml, the
+// portal's and OpenTelemetry's settings, bounded YAML reading, and the reloader of changed files.
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ConfigError } from './config-error';

@@ -1,3 +1,5 @@
+// gateway/console/: the operator console: sign-in and sessions, CSRF, forms, assets, the stores it reads (Redis
+// or the keys file); routes/ holds its routers, pages/ its HTML pages.
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';

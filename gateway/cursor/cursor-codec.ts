@@ -1,3 +1,5 @@
+// gateway/cursor/: the public list cursors: encrypted and bound to their filters (compact JWE, dir + A256GCM
+// with node:crypto), with a kid so keys rotate.
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
 
 /** The filters a cursor is bound to. An omitted optional filter is part of the binding too. */

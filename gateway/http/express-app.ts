@@ -1,3 +1,5 @@
+// gateway/http/: the admin side's HTTP layer: the express factory, query parameters, list paging and one page
+// bound, id cursors, invalidParameter(), operator error answers, the Host check, the admission gate.
 import express, { type Express } from 'express';
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import type { RedisClient } from '../redis/connect';
 import { redisKeys } from './redis-layout';
 
@@ -17,7 +17,7 @@ export async function pageOfIds(redis: RedisClient, limit: number, cursor: strin
   let skip = 0;
   if (cursor !== undefined) {
     const m = LIST_CURSOR.exec(cursor);
-    if (!m) throw new ApiError('invalid_parameter', { parameter: 'cursor' }, undefined, 'cursor: not a cursor this API gave (pass next_cursor back unchanged)');
+    if (!m) throw invalidParameter('cursor', 'not a cursor this API gave (pass next_cursor back unchanged)');
     scan = m[1]!;
     skip = Number(m[2]);
   }

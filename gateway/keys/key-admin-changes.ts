@@ -1,3 +1,4 @@
+import { invalidParameter } from '../http/invalid-parameter';
 import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
@@ -18,7 +19,7 @@ type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 async function checkAccount(redis: RedisClient, account: string | null | undefined): Promise<void> {
   // Parsed, not EXISTS: a deleted account's value stays (a tombstone) until its audit entry is in the log.
   if (typeof account === 'string' && !readOutboxValue(await redis.get(redisKeys.account(account))).body) {
-    throw new ApiError('invalid_parameter', { parameter: 'account' }, undefined, `account: no account with id "${account}"`);
+    throw invalidParameter('account', `no account with id "${account}"`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import { windowsAt } from '../limits/windows';
 import { pageOfIds } from './id-pager';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
@@ -21,7 +21,7 @@ export function keyAdminReads(ctx: KeyAdminContext): Pick<KeyAdmin, 'list' | 'sh
     async list(options = {}) {
       const limit = options.limit ?? PAGE.default;
       if (!Number.isInteger(limit) || limit < PAGE.min || limit > PAGE.max) {
-        throw new ApiError('invalid_parameter', { parameter: 'limit' }, undefined, `limit: must be a whole number from ${PAGE.min} to ${PAGE.max}`);
+        throw invalidParameter('limit', `must be a whole number from ${PAGE.min} to ${PAGE.max}`);
       }
       const { ids, next } = await pageOfIds(ctx.redis, limit, options.cursor);
       ids.sort();

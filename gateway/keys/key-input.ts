@@ -1,3 +1,4 @@
+import { invalidParameter } from '../http/invalid-parameter';
 import { z } from 'zod';
 import { LimitsSchema, LimitValueSchema } from '../config/gateway-config';
 import { ApiError } from '../errors';
@@ -48,7 +49,7 @@ function limitsOf(input: LimitInput): Partial<Record<LimitName, number>> {
   for (const name of LIMIT_NAMES) {
     if (input[name] === undefined) continue;
     if (out[name] !== undefined) {
-      throw new ApiError('invalid_parameter', { parameter: name }, undefined, `${name}: given both flat and inside limits; give it once`);
+      throw invalidParameter(name, 'given both flat and inside limits; give it once');
     }
     out[name] = input[name];
   }
@@ -67,7 +68,7 @@ export function parseInput<S extends z.ZodTypeAny>(schema: S, input: unknown): z
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   const parameter = issue.path.length ? String(issue.path[0]) : 'body';
-  throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${issue.message}`);
+  throw invalidParameter(parameter, issue.message);
 }
 
 /** Normalises countries and addresses; a bad one is 400 `invalid_parameter` naming the field. */
@@ -75,7 +76,7 @@ export function checked<T extends Partial<KeyEntry>>(fields: T, complete = false
   const result = checkKeyEntry(fields, complete);
   if (result.ok) return result.value;
   const parameter = String(result.issue.path[0]);
-  throw new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${result.issue.message}`);
+  throw invalidParameter(parameter, result.issue.message);
 }
 
 /** 404 for an id with no record. */

@@ -1,3 +1,5 @@
+// gateway/keys/: API keys: records, the keys file and the Redis store, key format and hashing, address
+// matching, demo keys, and key administration (changes, audit outbox, export and import).
 import type { Limits, TierName } from '../config/gateway-config';
 import type { AddressMatcher } from './address-list';
 

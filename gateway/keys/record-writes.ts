@@ -1,8 +1,28 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
-import { compareAndSet as setIfStill } from '../redis/compare-and-set';
+import { compareAndSet as compareAndSetIn } from '../redis/compare-and-set';
 import { LOST, retryCompareAndSet } from './cas-retry';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
+
+/** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
+async function claimHash(redis: RedisClient, hash: string, id: string): Promise<void> {
+  const pointer = redisKeys.byHash(hash);
+  await retryCompareAndSet(async () => {
+    if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
+    const owner = await redis.get(pointer);
+    if (owner === null) return LOST;
+    if (owner === id) {
+      await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
+      return true;
+    }
+    const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
+    if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
+      throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
+    }
+    // Left by a writer that died before its record named it, or by a record since changed: take it over.
+    return (await compareAndSetIn(redis, pointer, owner, id)) ? true : LOST;
+  });
+}
 
 /**
  * How a key record and its hash pointers are written without a transaction (a record and the
@@ -19,27 +39,8 @@ import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-l
  * rolled-away or unknown value usable.
  */
 export function createRecordWrites(redis: RedisClient) {
-  const compareAndSet = (key: string, expected: string | null, next: string | null): Promise<boolean> => setIfStill(redis, key, expected, next);
+  const compareAndSet = (key: string, expected: string | null, next: string | null): Promise<boolean> => compareAndSetIn(redis, key, expected, next);
 
-  /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
-  async function claimHash(hash: string, id: string): Promise<void> {
-    const pointer = redisKeys.byHash(hash);
-    await retryCompareAndSet(async () => {
-      if ((await redis.set(pointer, id, 'NX')) === 'OK') return true;
-      const owner = await redis.get(pointer);
-      if (owner === null) return LOST;
-      if (owner === id) {
-        await redis.persist(pointer); // e.g. a previous value's pointer (with its grace expiry) made current again
-        return true;
-      }
-      const ownerRecord = parseStoredKey(await redis.get(redisKeys.record(owner)));
-      if (ownerRecord && liveHashes(ownerRecord, Date.now()).includes(hash)) {
-        throw new ApiError('invalid_parameter', { parameter: 'key_sha256' }, undefined, `The hash of "${id}" is already used by another key.`);
-      }
-      // Left by a writer that died before its record named it, or by a record since changed: take it over.
-      return (await compareAndSet(pointer, owner, id)) ? true : LOST;
-    });
-  }
 
   /**
    * Removes the pointers of `hashes` that still lead to `id`. Only those: once the record stopped
@@ -76,7 +77,7 @@ export function createRecordWrites(redis: RedisClient) {
      */
     async commit(before: { stored?: StoredKey; json: string | null }, after: StoredKey, json = JSON.stringify(after)): Promise<boolean> {
       // The current value's pointer, always (it also repairs one a crashed writer never made).
-      await claimHash(after.key_sha256, after.id);
+      await claimHash(redis, after.key_sha256, after.id);
       await redis.sadd(redisKeys.ids, after.id); // before the record: a listed id without a record is skipped
       // The account's key index, before the record too: readers check each record (gateway/accounts/).
       if (after.account !== undefined) await redis.sadd(redisKeys.accountKeys(after.account), after.id);

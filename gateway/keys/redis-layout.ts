@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseStoredJson } from '../validation/stored-json';
 import { KeyEntryFields } from './key-entry';
 
 /**
@@ -41,15 +42,7 @@ export const StoredKeySchema = KeyEntryFields.extend({
 export type StoredKey = z.infer<typeof StoredKeySchema>;
 
 /** Parses a stored record, or undefined if it is not one (a corrupt record never authenticates). */
-export function parseStoredKey(json: string | null): StoredKey | undefined {
-  if (json === null) return undefined;
-  try {
-    const parsed = StoredKeySchema.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const parseStoredKey = (json: string | null): StoredKey | undefined => parseStoredJson(StoredKeySchema, json);
 
 /** The hashes that authenticate for a record at `nowMs`. */
 export function liveHashes(stored: StoredKey, nowMs: number): string[] {

@@ -1,3 +1,5 @@
+// gateway/limits/: limits: UTC calendar windows, counters (memory, Redis Lua, the resilient fallback), the
+// decision, RateLimit headers, and the refused-authentication table.
 import type { Limits } from '../config/gateway-config';
 import type { WindowName } from './windows';
 

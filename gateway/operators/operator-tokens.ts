@@ -1,3 +1,5 @@
+// gateway/operators/: operators: named tokens (ADMIN_TOKEN, ADMIN_TOKENS_FILE), roles and what each may do,
+// the bearer check and the guessing budgets.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error';

@@ -1,3 +1,5 @@
+// gateway/ops/: the ops listener: /metrics (prom-client, plain-number tallies folded in when read), health
+// and readiness.
 import type { ErrorRequestHandler, Express } from 'express';
 import { createExpressApp } from '../http/express-app';
 import type { Logger } from 'pino';

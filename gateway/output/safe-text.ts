@@ -1,3 +1,5 @@
+// gateway/output/: one output rule for terminals and files: control and bidi characters escaped,
+// CSV cells neutralised.
 /**
  * One output rule for terminals and files (issue 23): text an operator set (a note, a pause reason,
  * an id, an actor) never reaches a terminal, a log reader or a spreadsheet as instructions.

@@ -1,3 +1,5 @@
+// gateway/policies/: the public path's policies, one rule a file, run by app.ts in the contract's order:
+// authenticate, key in path, address, key state, tier (insights), limits, query, entitlement, cursor.
 import { ApiError } from '../errors';
 import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
 import type { KeyStore } from '../keys/key-record';

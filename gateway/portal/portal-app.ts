@@ -1,3 +1,6 @@
+// gateway/portal/: the key holders' portal (PORTAL_PORT): sign-in (OpenID Connect, one-time links), sessions,
+// Origin and CSRF checks, the holder's views and changes; pages/ holds its HTML.
+import { invalidParameter } from '../http/invalid-parameter';
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -75,7 +78,7 @@ export function createPortalApp(d: PortalDeps): Express {
   });
   app.use(function portalError(err: unknown, _req: Request, res: Response, _next: NextFunction) {
     const ctx = (res.locals.portalCtx as PortalContext | undefined) ?? {};
-    if (err instanceof FieldProblem) err = new ApiError('invalid_parameter', { parameter: err.field }, undefined, `${err.field}: ${err.message}`);
+    if (err instanceof FieldProblem) err = invalidParameter(err.field, err.message);
     const answer = operatorError(err, d.logger, { bodyMessage: 'The form could not be read (at most 16 KB and 20 fields, UTF-8, not compressed).', failed: 'portal request failed' });
     if (answer.retryAfterSeconds !== undefined) res.set('Retry-After', String(answer.retryAfterSeconds));
     const title = answer.status === 404 ? 'Not found' : answer.status >= 500 ? 'Not available' : 'Not done';

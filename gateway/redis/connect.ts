@@ -1,3 +1,5 @@
+// gateway/redis/: Redis: connections (one server, Sentinel, Cluster; TLS), command deadlines, the start-up
+// check, health, expected errors and refusals, the change subscriber.
 import Redis, { Cluster, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTopology } from '../config/redis-env';

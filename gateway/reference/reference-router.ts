@@ -1,3 +1,5 @@
+// gateway/reference/: the public reference: /v1/openapi.json and /docs, from openapi/openapi.yaml.
+// Served with its precompressed variants.
 /**
  * The public reference material: the OpenAPI document (`GET /v1/openapi.json`) and a
  * human-readable page rendering it with Swagger UI (`GET /docs`), served from node_modules

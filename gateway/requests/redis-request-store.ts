@@ -5,6 +5,7 @@ import type { AuditOutbox } from '../audit/audit-outbox';
 import { auditedWrite, drainLogged } from '../audit/audited-write';
 import { outboxJson, readOutboxValue } from '../audit/outbox-value';
 import { compareAndSet } from '../redis/compare-and-set';
+import { parseStoredJson } from '../validation/stored-json';
 import type { RequestStoreDeps } from './memory-request-store';
 import type { RequestQuery, RequestStore } from './request-store';
 import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
@@ -34,15 +35,7 @@ const Stored = z.object({
   decidedAt: z.string().nullable(),
   decidedBy: z.string().nullable(),
 });
-function parse(json: string | null): SubscriptionRequest | undefined {
-  if (json === null) return undefined;
-  try {
-    const parsed = Stored.safeParse(JSON.parse(json));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const parse = (json: string | null): SubscriptionRequest | undefined => parseStoredJson(Stored, json);
 /** A page reads at most this many index entries, so a rare filter costs a bounded time. */
 const SCAN_BUDGET = 5_000;
 

@@ -1,3 +1,5 @@
+// gateway/requests/: holders' subscription requests: the model, Redis and memory stores, paging, approval
+// through the key admin, and the /admin/requests routes.
 import type { RequestChange, RequestStatus, SubscriptionRequest } from './subscription-request';
 
 export interface RequestQuery {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors';
+import { invalidParameter } from '../http/invalid-parameter';
 import { normaliseCountry } from '../validation/iso-countries';
 
 /** What a holder asks for: countries to add to a key, or a tier. */
@@ -25,23 +26,21 @@ export const newRequestId = (nowMs = Date.now()): string =>
   `req-${String(nowMs).padStart(13, '0')}-${randomBytes(6).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
 export const REQUEST_ID = /^req-[0-9]{13}-[A-Za-z0-9]{8}$/;
 
-const invalid = (parameter: string, message: string): ApiError => new ApiError('invalid_parameter', { parameter }, undefined, `${parameter}: ${message}`);
-
 /** Checks and normalises a change (countries upper-cased, de-duplicated); 400 naming the field. */
 export function checkChange(change: unknown): RequestChange {
-  if (typeof change !== 'object' || change === null || Array.isArray(change)) throw invalid('change', 'must be {"countries": [...]} or {"tier": "..."}');
+  if (typeof change !== 'object' || change === null || Array.isArray(change)) throw invalidParameter('change', 'must be {"countries": [...]} or {"tier": "..."}');
   const fields = Object.keys(change);
-  if (fields.length !== 1 || (fields[0] !== 'countries' && fields[0] !== 'tier')) throw invalid('change', 'must be {"countries": [...]} or {"tier": "..."}');
+  if (fields.length !== 1 || (fields[0] !== 'countries' && fields[0] !== 'tier')) throw invalidParameter('change', 'must be {"countries": [...]} or {"tier": "..."}');
   const c = change as Record<string, unknown>;
   if (fields[0] === 'tier') {
-    if (typeof c.tier !== 'string' || !(TIERS as readonly string[]).includes(c.tier)) throw invalid('tier', `must be one of ${TIERS.join(', ')}`);
+    if (typeof c.tier !== 'string' || !(TIERS as readonly string[]).includes(c.tier)) throw invalidParameter('tier', `must be one of ${TIERS.join(', ')}`);
     return { tier: c.tier };
   }
-  if (!Array.isArray(c.countries) || c.countries.length === 0 || c.countries.length > 250) throw invalid('countries', 'must list 1 to 250 countries');
+  if (!Array.isArray(c.countries) || c.countries.length === 0 || c.countries.length > 250) throw invalidParameter('countries', 'must list 1 to 250 countries');
   const countries: string[] = [];
   for (const raw of c.countries) {
     const code = typeof raw === 'string' ? normaliseCountry(raw) : undefined;
-    if (!code) throw invalid('countries', `"${String(raw)}" is not an ISO 3166-1 alpha-2 code`);
+    if (!code) throw invalidParameter('countries', `"${String(raw)}" is not an ISO 3166-1 alpha-2 code`);
     if (!countries.includes(code)) countries.push(code);
   }
   return { countries };
@@ -49,7 +48,7 @@ export function checkChange(change: unknown): RequestChange {
 
 export function checkStatus(status: string | undefined): RequestStatus | undefined {
   if (status === undefined) return undefined;
-  if (!(REQUEST_STATUSES as readonly string[]).includes(status)) throw invalid('status', `must be one of ${REQUEST_STATUSES.join(', ')}`);
+  if (!(REQUEST_STATUSES as readonly string[]).includes(status)) throw invalidParameter('status', `must be one of ${REQUEST_STATUSES.join(', ')}`);
   return status as RequestStatus;
 }
 

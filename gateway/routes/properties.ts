@@ -1,3 +1,5 @@
+// gateway/routes/: the public endpoint handlers (properties, insights, ping), the upstream call's context,
+// and the one error handler of the public path.
 import type { CursorCodec } from '../cursor/cursor-codec';
 import { ApiError } from '../errors';
 import type { Step } from '../pipeline';

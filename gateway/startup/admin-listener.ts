@@ -7,23 +7,18 @@ import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAdminApp } from '../admin/admin-app';
 import type { Env } from '../config/env';
-import type { GatewayConfig } from '../config/gateway-config';
 import { createConsoleRouter } from '../console/console-app';
 import { createConsoleOnlyApp } from '../console/console-only-app';
 import { keyAdminConsoleStore, type ConsoleStore } from '../console/console-store';
 import { fileConsoleStore } from '../console/file-console-store';
 import { createMemorySessionStore } from '../console/sessions';
 import { ApiError } from '../errors';
-import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
 import type { Counters } from '../limits/counters';
 import type { OperatorRegistry } from '../operators/operator-tokens';
-import type { RedisClient } from '../redis/connect';
-import type { AuditRetention } from '../audit/redis-audit-log';
 import { addDays, dayOf } from '../usage/usage-dates';
 import type { UsageStore } from '../usage/usage-model';
 import { dailyUsage, monthlyReport, reportCsv } from '../usage/usage-reports';
 import { createUsageRoutes, USAGE_PATHS } from '../usage/usage-routes';
-import { createKeyEventSink } from '../webhooks/key-events';
 import { redisDeadLetters } from '../webhooks/redis-webhook-queue';
 import { createWebhookRoutes, WEBHOOK_PATHS } from '../webhooks/webhook-routes';
 import { holderAdminRoutes } from '../requests/holder-stores';
@@ -31,32 +26,10 @@ import type { Holders } from './holders';
 import type { KeyStores } from './key-store';
 import type { OptionalListener } from './listeners';
 import type { SharedRedis } from './redis-and-counters';
-import { BACKGROUND_COMMAND_TIMEOUT_MS } from './usage-and-webhooks';
+import { adminOn, type KeyAdministration } from './key-administration';
 
 /** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
 const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
-
-/** Key administration, when the admin API is on and Redis is the key store. */
-export interface KeyAdministration {
-  readonly keyAdmin: KeyAdmin;
-  /** The admin API's own connection. */
-  readonly redis: RedisClient;
-  /** How much of the audit log Redis keeps (AUDIT_MAX_ENTRIES, AUDIT_RETENTION_DAYS). */
-  readonly auditRetention: AuditRetention;
-}
-
-export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
-
-/** Key administration for the admin API and, when `portalOn`, the holders' portal (its changes go through it too). */
-export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger, portalOn = false): KeyAdministration | undefined {
-  if (!(adminOn(env) || portalOn) || !keys.redisStore || !redis) return undefined;
-  // The admin connection waits longer than the hot path's: a write that times out on the caller
-  // may still be applied, and the operator would be told it failed (the CLI waits as long).
-  const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
-  const audit = { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS };
-  const keyAdmin = createKeyAdmin(adminRedis, config, logger, audit, createKeyEventSink(adminRedis, logger));
-  return { keyAdmin, redis: adminRedis, auditRetention: audit };
-}
 
 export interface AdminListenerDeps {
   readonly logger: Logger;

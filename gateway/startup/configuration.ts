@@ -1,3 +1,5 @@
+// gateway/startup/: start-up's steps, one idea a file, in main.ts's order: configuration, ops, Redis and
+// counters, key store, usage and webhooks, serving, administration, reloads, listeners, shutdown.
 /**
  * Start-up's first step: the environment and every configuration file read and validated. A problem
  * stops start-up with one line naming the file or variable, the entry and the field (exit 1).

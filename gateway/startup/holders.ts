@@ -8,7 +8,7 @@ import type { LinkTokens } from '../accounts/link-tokens';
 import type { SelfServicePolicy } from '../config/portal-policy';
 import { createFileHolderStores, createRedisHolderStores, type HolderStores } from '../requests/holder-stores';
 import { createKeyEventSink } from '../webhooks/key-events';
-import type { KeyAdministration } from './admin-listener';
+import type { KeyAdministration } from './key-administration';
 import type { KeyStores } from './key-store';
 
 export interface Holders {

@@ -4,7 +4,7 @@
  * watched so a store lost by Redis is noticed).
  */
 import type { Logger } from 'pino';
-import { recordReload } from '../audit/file-reload-audit';
+import { recordReload } from '../keys/keys-file-reload-audit';
 import { createMemoryAuditLog, type MemoryAuditLog } from '../audit/memory-audit-log';
 import type { Env } from '../config/env';
 import type { GatewayConfig } from '../config/gateway-config';

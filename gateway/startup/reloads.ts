@@ -14,7 +14,7 @@ import { readKeysFileOffThread } from '../keys/keys-file-loader';
 import type { Metrics } from '../ops/metrics';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import type { Webhooks } from '../webhooks/start-webhooks';
-import type { KeyAdministration } from './admin-listener';
+import type { KeyAdministration } from './key-administration';
 import { readGatewayConfig, readOperatorTokens } from './configuration';
 import type { KeyStores } from './key-store';
 import type { Serving } from './serving';

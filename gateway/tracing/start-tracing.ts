@@ -1,3 +1,5 @@
+// gateway/tracing/: OpenTelemetry traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; the
+// SDK set-up, one span a request, and the dropped-span count.
 import type { TracingConfig } from '../config/otel-env';
 import type { DropReason } from './dropped-spans';
 import type { Tracing } from './otel-sdk';

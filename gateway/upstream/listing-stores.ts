@@ -1,3 +1,5 @@
+// gateway/upstream/: calls to the data service: listing stores and the insights client (undici pools), outcomes
+// as values and their error table, caller identity, pages passed on as written.
 import type { StoreRoutes } from '../config/gateway-config';
 import { createListingsClient, type ListingsClient } from './listings-client';
 

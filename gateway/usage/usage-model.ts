@@ -1,3 +1,5 @@
+// gateway/usage/: usage history: the in-process recorder, Redis and memory stores, retention, the daily
+// query, reports (JSON, CSV, CLI tables) and the admin routes (daily usage, monthly report).
 /**
  * What usage history counts, per key and UTC day: the requests answered 200 (`accepted`) and the
  * refusals that come after the key is known, by code. Refusals before the key is known

@@ -1,3 +1,5 @@
+// gateway/validation/: input checking shared by the layers above: the public query's parsing, the ISO country
+// list, and stored JSON checked against its schema.
 import { normaliseCountry } from './iso-countries';
 
 /** A parsed query, or the parameter that made it invalid. */

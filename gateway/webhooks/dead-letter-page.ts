@@ -1,6 +1,6 @@
 import { invalidParameter } from '../http/invalid-parameter';
 import { PAGE_LIMIT } from '../http/list-query';
-import type { DeadLetter } from './webhook-queue';
+import type { DeadLetter } from './dead-letter';
 
 /** Page size of the dead letters when no `limit` is given (CONTRACT part 7: lists take `limit` 1..1000). */
 export const DEAD_PAGE_DEFAULT = 100;

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { deadLetterPage } from './dead-letter-page';
-import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetter, type DeadLetterBounds, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
+import { InFlight } from './in-flight';
+import type { DeadLetter } from './dead-letter';
+import { afterFailure, DEFAULT_DEAD_LETTER_BOUNDS, type Attempt, type DeadLetterBounds, type DeliveryOptions, type WebhookQueue } from './webhook-queue';
 import { eventBody, type WebhookEvent } from './webhook-event';
 
 interface Pending {
@@ -21,6 +23,26 @@ function keepDeadLetter(dead: DeadLetter[], bounds: DeadLetterBounds, nowMs: num
   dead.push(letter);
 }
 
+/** Keeps a pending event that gave up as a dead letter (logged). */
+function bury(dead: DeadLetter[], p: Pending, error: string, bounds: DeadLetterBounds, nowMs: number, logger?: Logger): void {
+  keepDeadLetter(dead, bounds, nowMs, { id: p.event.id, type: p.event.type, attempts: p.attempt, last_error: error, failed_at: new Date(nowMs).toISOString(), event: JSON.parse(eventBody(p.event)) });
+  logger?.warn({ webhook_id: p.event.id, type: p.event.type, attempts: p.attempt, error }, 'webhook gave up: kept in the dead letters');
+}
+
+/** The event a dead letter keeps, to queue again under its own id. */
+const eventOf = (letter: DeadLetter): WebhookEvent => {
+  const e = letter.event;
+  return { id: letter.id, type: e.type as WebhookEvent['type'], timestamp: e.timestamp, data: e.data as Record<string, unknown> };
+};
+
+/** Marks `key` until `untilMs` unless a mark is still live (false then); past 100,000 marks the expired ones go. */
+function claimOnce(once: Map<string, number>, key: string, untilMs: number, nowMs: number): boolean {
+  if ((once.get(key) ?? 0) > nowMs) return false;
+  once.set(key, untilMs);
+  if (once.size > 100_000) for (const [k, until] of once) if (until <= nowMs) once.delete(k);
+  return true;
+}
+
 /**
  * The embedded mode's queue: in this process's memory, best effort. The same retries and dead
  * letters as with Redis, but a restart loses what is queued, and each instance delivers its own
@@ -30,10 +52,9 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
   const queue: Pending[] = [];
   const dead: DeadLetter[] = [];
   const once = new Map<string, number>();
-  let inFlight = 0;
+  const inFlight = new InFlight();
   let attempt: Attempt | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const idle: Array<() => void> = [];
 
   const push = (p: Pending): void => {
     if (queue.length >= MEMORY_QUEUE_LIMIT) {
@@ -44,30 +65,24 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     pump();
   };
 
-  const toDead = (p: Pending, error: string): void => {
-    keepDeadLetter(dead, options.deadLetters ?? DEFAULT_DEAD_LETTER_BOUNDS, now(), { id: p.event.id, type: p.event.type, attempts: p.attempt, last_error: error, failed_at: new Date(now()).toISOString(), event: JSON.parse(eventBody(p.event)) });
-    logger?.warn({ webhook_id: p.event.id, type: p.event.type, attempts: p.attempt, error }, 'webhook gave up: kept in the dead letters');
-  };
-
   function pump(): void {
     if (!attempt) return;
     const t = now();
-    for (let i = 0; i < queue.length && inFlight < options.concurrency; ) {
+    for (let i = 0; i < queue.length && inFlight.count < options.concurrency; ) {
       const p = queue[i]!;
       if (p.dueAt > t) {
         i++;
         continue;
       }
       queue.splice(i, 1);
-      inFlight++;
+      inFlight.start();
       void attempt(p.event).then((result) => {
-        inFlight--;
         if (!result.ok) {
           const next = afterFailure(p.attempt, p.first, now(), options);
-          if ('giveUp' in next) toDead(p, result.error);
+          if ('giveUp' in next) bury(dead, p, result.error, options.deadLetters ?? DEFAULT_DEAD_LETTER_BOUNDS, now(), logger);
           else push({ ...p, attempt: p.attempt + 1, dueAt: next.retryAt });
         }
-        if (inFlight === 0) idle.splice(0).forEach((f) => f());
+        inFlight.end();
         pump();
       });
     }
@@ -79,9 +94,7 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     },
     async enqueueOnce(onceKey, onceUntilMs, event) {
       const t = now();
-      if ((once.get(onceKey) ?? 0) > t) return false;
-      once.set(onceKey, onceUntilMs);
-      if (once.size > 100_000) for (const [k, until] of once) if (until <= t) once.delete(k);
+      if (!claimOnce(once, onceKey, onceUntilMs, t)) return false;
       push({ event, attempt: 1, first: t, dueAt: t });
       return true;
     },
@@ -91,14 +104,12 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     async backlog() {
       const t = now();
       const retrying = queue.filter((p) => p.dueAt > t).length;
-      return { queued: queue.length - retrying + inFlight, retrying, dead: dead.length };
+      return { queued: queue.length - retrying + inFlight.count, retrying, dead: dead.length };
     },
     async resend(id) {
       const i = dead.findIndex((d) => d.id === id);
       if (i < 0) return false;
-      const [letter] = dead.splice(i, 1);
-      const e = letter!.event;
-      push({ event: { id, type: e.type as WebhookEvent['type'], timestamp: e.timestamp, data: e.data as Record<string, unknown> }, attempt: 1, first: now(), dueAt: now() });
+      push({ event: eventOf(dead.splice(i, 1)[0]!), attempt: 1, first: now(), dueAt: now() });
       return true;
     },
     startDelivery(a) {
@@ -110,7 +121,7 @@ export function createMemoryWebhookQueue(options: DeliveryOptions, logger?: Logg
     async close() {
       if (timer) clearInterval(timer);
       attempt = undefined;
-      if (inFlight > 0) await Promise.race([new Promise<void>((r) => idle.push(r)), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await inFlight.settled();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { RedisClient as Redis } from '../redis/connect';
 import { deadLetterCursor, deadLetterLimit, deadLetterSortKey, decodeDeadLetterCursor, type DeadLetterPage } from './dead-letter-page';
-import type { DeadLetter, DeadLetterBounds } from './webhook-queue';
+import type { DeadLetter } from './dead-letter';
+import type { DeadLetterBounds } from './webhook-queue';
 import type { WebhookEvent } from './webhook-event';
 
 /** The dead letters' Redis keys (in the queue's hash slot, so scripts run unchanged on a cluster). */

@@ -1,16 +1,8 @@
+// gateway/webhooks/: quota notifications and key events: the watcher, signer, Redis stream and memory queues,
+// the delivery loop, bounded dead letters and the /admin/webhooks routes.
 import type { DeadLetterPage } from './dead-letter-page';
 import type { WebhookEvent } from './webhook-event';
 import { retryDelayMs } from './backoff';
-
-/** An event that gave up (or was never deliverable), kept until an operator re-sends it. */
-export interface DeadLetter {
-  readonly id: string;
-  readonly type: string;
-  readonly attempts: number;
-  readonly last_error: string;
-  readonly failed_at: string;
-  readonly event: { type: string; timestamp: string; data: unknown };
-}
 
 export interface DeliveryOptions {
   /** First retry wait; doubled per attempt. */

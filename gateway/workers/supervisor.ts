@@ -1,3 +1,5 @@
+// gateway/workers/: GATEWAY_WORKERS > 1: the primary's supervision of the workers, its summed ops listener,
+// the messages between them, and the worker's side.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { isWorkerMessage, type ReadinessRequest, type WorkerReadiness } from './messages';

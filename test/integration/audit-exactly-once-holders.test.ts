@@ -14,12 +14,12 @@ import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
 import { backoff, connectRedis, nodeOptions, whenReady, type RedisClient } from '../../gateway/redis/connect';
 import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
-import { removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
+import { budget, removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
 import { createCutter, cuttingProxy, type Cutter } from '../kit/cutting-proxy';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startRedisCluster, type RedisCluster } from '../kit/redis-topologies';
 
-jest.setTimeout(900_000);
+jest.setTimeout(budget(600_000));
 
 const silent = pino({ level: 'silent' });
 /**

@@ -8,6 +8,7 @@
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import type { RedisClient } from '../../gateway/redis/connect';
 import {
+  budget,
   awayFromMinuteEdge, expectError, gatewayEnv, seenByAll as seenByAllOf, getWithKey, runToExit, sleep, startStack, writeGatewayConfig, writeKeysFile,
   type Answer, type Stack,
 } from '../kit/gateway-stack';
@@ -156,7 +157,8 @@ describe('Redis Cluster, three instances seeded with different nodes', () => {
     expect(revoked.code).toBe(0);
     delays.push(await seenByAll(newValue, 401, Date.now()));
     console.log(`cluster: key change seen by all three instances after (ms, incl. the CLI's own exit): ${delays.join(', ')}`);
-    for (const d of delays) expect(d).toBeLessThan(1000);
+    // The contract's second, scaled by the load measured in this run (test/kit/timing.ts): 1 s on an idle machine.
+    for (const d of delays) expect(d).toBeLessThan(budget(1000));
   });
 
   it('one cluster node given as REDIS_URL is refused at start-up with one line, never counted per instance', async () => {

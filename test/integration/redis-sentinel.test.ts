@@ -6,7 +6,7 @@
  */
 import type { RedisClient } from '../../gateway/redis/connect';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
-import { awayFromMinuteEdge, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { awayFromMinuteEdge, budget, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
 import { runKeysCliWith } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
@@ -71,7 +71,8 @@ describe('Redis Sentinel, two instances', () => {
     expect((await adminCall(adminUrl, ADMIN_TOKEN, 'DELETE', '/admin/keys/sentinel-cli')).status).toBeLessThan(300);
     expect((await runKeysCliWith(env, ['show', 'sentinel-cli'])).code).not.toBe(0);
     console.log(`sentinel: key change seen by both instances after (ms, incl. the CLI's own exit): ${delays.join(', ')}`);
-    for (const d of delays) expect(d).toBeLessThan(1000);
+    // The contract's second, scaled by the load measured in this run (test/kit/timing.ts): 1 s on an idle machine.
+    for (const d of delays) expect(d).toBeLessThan(budget(1000));
   });
 
   it('the master killed: no 500 and no hang; counting is shared and exact again after the failover', async () => {

@@ -4,7 +4,7 @@
  * once, also when letters are re-sent (removed) between two pages.
  */
 import { ApiError } from '../../gateway/errors';
-import type { DeadLetter } from '../../gateway/webhooks/webhook-queue';
+import type { DeadLetter } from '../../gateway/webhooks/dead-letter';
 import { deadLetterPage } from '../../gateway/webhooks/dead-letter-page';
 
 const letter = (id: string, failedAt: string): DeadLetter => ({

@@ -1,4 +1,7 @@
+// gateway/console/pages/: the console's HTML pages, each a function of its data: keys, accounts, requests, audit,
+// reports, sign-in, errors; page-shell.ts is the document shared with the portal.
 import { html, type SafeHtml } from '../html';
+import { pageShell, signedInNav } from './page-shell';
 
 export interface PageContext {
   /** Signed in: name and role for the header, and the CSRF token every form carries. */
@@ -6,8 +9,15 @@ export interface PageContext {
   csrf?: string;
 }
 
-/** A hidden CSRF field for a form (the session's token). */
-export const csrfField = (ctx: PageContext): SafeHtml => html`<input type="hidden" name="_csrf" value="${ctx.csrf ?? ''}">`;
+export { csrfField } from './page-shell';
+
+const CONSOLE_LINKS = [
+  ['/console/keys', 'Keys'],
+  ['/console/accounts', 'Accounts'],
+  ['/console/requests', 'Requests'],
+  ['/console/audit', 'Audit log'],
+  ['/console/reports/monthly', 'Monthly report'],
+] as const;
 
 /**
  * The page shell: one stylesheet and one script, both from this listener (the CSP allows nothing
@@ -15,32 +25,9 @@ export const csrfField = (ctx: PageContext): SafeHtml => html`<input type="hidde
  */
 export function layout(title: string, ctx: PageContext, content: SafeHtml): string {
   const nav = ctx.operator
-    ? html`<nav aria-label="Console">
-        <a href="/console/keys">Keys</a>
-        <a href="/console/accounts">Accounts</a>
-        <a href="/console/requests">Requests</a>
-        <a href="/console/audit">Audit log</a>
-        <a href="/console/reports/monthly">Monthly report</a>
-      </nav>
-      <span class="who">${ctx.operator.name} (${ctx.operator.role})</span>
-      <form method="post" action="/console/sign-out">${csrfField(ctx)}<button type="submit" class="secondary">Sign out</button></form>`
+    ? signedInNav({ label: 'Console', links: CONSOLE_LINKS, who: `${ctx.operator.name} (${ctx.operator.role})`, signOut: '/console/sign-out', ...ctx })
     : '';
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Listings gateway console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
-<script src="/console/assets/console.js" defer></script>
-</head>
-<body>
-<header class="top"><span class="brand">Listings gateway console</span>${nav}</header>
-<main>
-<h1>${title}</h1>
-${content}
-</main>
-</body>
-</html>
-`.text;
+  const head = html`<link rel="stylesheet" href="/console/assets/console.css">
+<script src="/console/assets/console.js" defer></script>`;
+  return pageShell({ title, brand: 'Listings gateway console', head, nav, content });
 }

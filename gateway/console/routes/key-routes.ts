@@ -1,3 +1,5 @@
+// gateway/console/routes/: the console's routers: the keys pages and forms (key-routes.ts), and what was recorded:
+// the audit log and the monthly usage report (record-routes.ts).
 import type { Response, Router } from 'express';
 import { ApiError } from '../../errors';
 import type { KeyAdmin } from '../../keys/key-admin';

@@ -1,4 +1,7 @@
+// gateway/portal/pages/: the portal's HTML pages: sign-in, the holder's keys and requests, change forms, tables;
+// the document shell is the console's (console/pages/page-shell.ts).
 import { html, type SafeHtml } from '../../console/html';
+import { pageShell, signedInNav } from '../../console/pages/page-shell';
 
 /** Who is signed in (for the header) and the CSRF token every form carries. */
 export interface PortalContext {
@@ -6,7 +9,12 @@ export interface PortalContext {
   csrf?: string;
 }
 
-export const csrfField = (ctx: PortalContext): SafeHtml => html`<input type="hidden" name="_csrf" value="${ctx.csrf ?? ''}">`;
+export { csrfField } from '../../console/pages/page-shell';
+
+const PORTAL_LINKS = [
+  ['/portal/keys', 'Your keys'],
+  ['/portal/requests', 'Your requests'],
+] as const;
 
 /**
  * The portal's page shell: two stylesheets from this listener (the console's, shared, and the
@@ -14,31 +22,11 @@ export const csrfField = (ctx: PortalContext): SafeHtml => html`<input type="hid
  */
 export function layout(title: string, ctx: PortalContext, content: SafeHtml): string {
   const nav = ctx.holder
-    ? html`<nav aria-label="Portal">
-        <a href="/portal/keys">Your keys</a>
-        <a href="/portal/requests">Your requests</a>
-      </nav>
-      <span class="who">${ctx.holder.accountName} (${ctx.holder.identity})</span>
-      <form method="post" action="/portal/sign-out">${csrfField(ctx)}<button type="submit" class="secondary">Sign out</button></form>`
+    ? signedInNav({ label: 'Portal', links: PORTAL_LINKS, who: `${ctx.holder.accountName} (${ctx.holder.identity})`, signOut: '/portal/sign-out', ...ctx })
     : '';
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Listings API portal</title>
-<link rel="stylesheet" href="/portal/assets/console.css">
-<link rel="stylesheet" href="/portal/assets/portal.css">
-</head>
-<body>
-<header class="top"><span class="brand">Listings API portal</span>${nav}</header>
-<main>
-<h1>${title}</h1>
-${content}
-</main>
-</body>
-</html>
-`.text;
+  const head = html`<link rel="stylesheet" href="/portal/assets/console.css">
+<link rel="stylesheet" href="/portal/assets/portal.css">`;
+  return pageShell({ title, brand: 'Listings API portal', head, nav, content });
 }
 
 /** A message as a page: sign-in problems, refusals, not found. */

@@ -1,8 +1,8 @@
-import { fileKeyView } from '../keys/file-key-view';
-import type { FileKey } from '../keys/keys-file';
-import type { Actor } from './actor';
-import { diffRecords } from './audit-entry';
-import type { MemoryAuditLog } from './memory-audit-log';
+import { fileKeyView } from './file-key-view';
+import type { FileKey } from './keys-file';
+import type { Actor } from '../audit/actor';
+import { diffRecords } from '../audit/audit-entry';
+import type { MemoryAuditLog } from '../audit/memory-audit-log';
 
 /** Fields of a keys-file view that are not the record's own (the file has no times). */
 const asRecord = (key: FileKey | undefined): Record<string, unknown> | undefined => {

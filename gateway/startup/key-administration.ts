@@ -1,0 +1,33 @@
+/** Key administration: the Redis key store's writer, with its own connection, for the admin API and the holders' portal. */
+import type { Logger } from 'pino';
+import type { Env } from '../config/env';
+import type { GatewayConfig } from '../config/gateway-config';
+import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
+import type { RedisClient } from '../redis/connect';
+import type { AuditRetention } from '../audit/redis-audit-log';
+import { createKeyEventSink } from '../webhooks/key-events';
+import type { KeyStores } from './key-store';
+import type { SharedRedis } from './redis-and-counters';
+import { BACKGROUND_COMMAND_TIMEOUT_MS } from './usage-and-webhooks';
+
+/** Key administration, when the admin API is on and Redis is the key store. */
+export interface KeyAdministration {
+  readonly keyAdmin: KeyAdmin;
+  /** The admin API's own connection. */
+  readonly redis: RedisClient;
+  /** How much of the audit log Redis keeps (AUDIT_MAX_ENTRIES, AUDIT_RETENTION_DAYS). */
+  readonly auditRetention: AuditRetention;
+}
+
+export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
+
+/** Key administration for the admin API and, when `portalOn`, the holders' portal (its changes go through it too). */
+export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger, portalOn = false): KeyAdministration | undefined {
+  if (!(adminOn(env) || portalOn) || !keys.redisStore || !redis) return undefined;
+  // The admin connection waits longer than the hot path's: a write that times out on the caller
+  // may still be applied, and the operator would be told it failed (the CLI waits as long).
+  const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
+  const audit = { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS };
+  const keyAdmin = createKeyAdmin(adminRedis, config, logger, audit, createKeyEventSink(adminRedis, logger));
+  return { keyAdmin, redis: adminRedis, auditRetention: audit };
+}
