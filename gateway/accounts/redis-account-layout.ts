@@ -12,10 +12,10 @@ const StoredAccountSchema = z.object({
   updated_at: z.string(),
 });
 
-export const toStoredJson = (a: Account): string =>
-  JSON.stringify({
-    id: a.id, name: a.name, emails: a.emails, ...(a.billingCustomer !== undefined ? { billing_customer: a.billingCustomer } : {}), created_at: a.createdAt, updated_at: a.updatedAt,
-  });
+/** The stored fields of an account (the value written also holds its pending audit entries: gateway/audit/outbox-value.ts). */
+export const toStoredAccount = (a: Account): Record<string, unknown> => ({
+  id: a.id, name: a.name, emails: a.emails, ...(a.billingCustomer !== undefined ? { billing_customer: a.billingCustomer } : {}), created_at: a.createdAt, updated_at: a.updatedAt,
+});
 
 /** The account of a stored JSON, or undefined if it is not one. */
 export function parseStoredAccount(json: string | null): Account | undefined {
@@ -23,14 +23,3 @@ export function parseStoredAccount(json: string | null): Account | undefined {
   if (!s) return undefined;
   return { id: s.id, name: s.name, emails: s.emails, ...(s.billing_customer !== undefined ? { billingCustomer: s.billing_customer } : {}), createdAt: s.created_at, updatedAt: s.updated_at };
 }
-
-/**
- * Sets KEYS[1] to ARGV[2] (deletes it when ARGV[2] is empty) only if it still holds ARGV[1] (empty:
- * absent). One key per call, so it runs on any topology.
- */
-export const COMPARE_AND_SET = `
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
-return 1
-`;

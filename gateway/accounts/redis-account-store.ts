@@ -1,12 +1,13 @@
+import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
+import type { AuditOutbox } from '../audit/audit-outbox';
 import { ApiError } from '../errors';
 import { redisKeys } from '../keys/redis-layout';
+import { keyStoreOutbox } from '../keys/key-store-outbox';
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
 import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
-import { noAudit, type ChangeAudit } from './change-audit';
-import { parseStoredAccount } from './redis-account-layout';
-import { accountKeyIds, concurrent, createAccountWrites } from './redis-account-writes';
+import { accountKeyIds, createAccountWrites } from './redis-account-writes';
 
 /**
  * Accounts in the Redis key store, beside the keys: the record under `lgw:account:<id>`, the ids in
@@ -14,7 +15,8 @@ import { accountKeyIds, concurrent, createAccountWrites } from './redis-account-
  * per address. As with key hashes (gateway/keys/record-writes.ts), the record decides: pointers are
  * claimed before the record names an address and released after it stopped, and every reader
  * checks the record, so a writer dying half-way leaves at worst a pointer that leads nowhere.
- * Single-key commands only, so it runs on any topology.
+ * Single-key commands only, so it runs on any topology. Each change and its audit entry are one
+ * compare-and-set of the record (gateway/audit/audited-write.ts): in the log exactly once.
  */
 export interface RedisAccountStore extends AccountStore {
   /**
@@ -24,9 +26,8 @@ export interface RedisAccountStore extends AccountStore {
   restore(account: Account): Promise<'created' | 'replaced'>;
 }
 
-export function createRedisAccountStore(redis: RedisClient, options: { audit?: ChangeAudit } = {}): RedisAccountStore {
-  const audit = options.audit ?? noAudit;
-  const { cas, get, releaseEmails, swap } = createAccountWrites(redis);
+export function createRedisAccountStore(redis: RedisClient, outbox: AuditOutbox = keyStoreOutbox(redis), logger?: Logger): RedisAccountStore {
+  const { get, swap, remove } = createAccountWrites(redis, outbox, logger);
   const keyIdsOf = (accountId: string): Promise<string[]> => accountKeyIds(redis, accountId);
   const taken = (id: string): ApiError => new ApiError('conflict', {}, undefined, `An account with id "${id}" already exists.`);
   return {
@@ -50,45 +51,38 @@ export function createRedisAccountStore(redis: RedisClient, options: { audit?: C
     keyIdsOf,
     async create(input) {
       const checked = checkAccountInput(input);
-      if (await redis.exists(redisKeys.account(checked.id))) throw taken(checked.id);
+      if (await get(checked.id)) throw taken(checked.id);
       const now = new Date().toISOString();
       const { after } = await swap(checked.id, (before) => {
         if (before) throw taken(checked.id);
         return { ...checked, createdAt: now, updatedAt: now };
-      });
-      await audit('account.create', { accountId: after.id }, accountChanges(undefined, after));
+      }, (_before, created) => ({ action: 'account.create', changes: accountChanges(undefined, created) }));
       return after;
     },
     async update(id, patch) {
       const checked = checkAccountPatch(patch);
-      const { before, after } = await swap(id, (current) => {
+      const { after } = await swap(id, (current) => {
         if (!current) throw unknownAccount(id);
         return applyPatch(current, checked);
+      }, (before, updated) => {
+        const changes = accountChanges(before, updated);
+        return Object.keys(changes).length ? { action: 'account.update', changes } : undefined;
       });
-      const changes = accountChanges(before, after);
-      if (Object.keys(changes).length) await audit('account.update', { accountId: id }, changes);
       return after;
     },
     async restore(account) {
       const checked = checkAccountInput({ ...account, emails: [...account.emails] });
-      const { before, after } = await swap(checked.id, () => ({ ...checked, createdAt: account.createdAt, updatedAt: account.updatedAt }));
-      await audit(before ? 'account.update' : 'account.create', { accountId: after.id }, accountChanges(before, after));
+      const { before } = await swap(checked.id, () => ({ ...checked, createdAt: account.createdAt, updatedAt: account.updatedAt }),
+        (was, restored) => ({ action: was ? 'account.update' : 'account.create', changes: accountChanges(was, restored) }));
       return before ? 'replaced' : 'created';
     },
     async delete(id) {
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const json = await redis.get(redisKeys.account(id));
-        const before = parseStoredAccount(json);
+      await remove(id, async (before) => {
         if (!before) throw unknownAccount(id);
         const keys = await keyIdsOf(id);
         if (keys.length) throw new ApiError('conflict', {}, undefined, `Account "${id}" is named by ${keys.length} key(s) (${keys.slice(0, 5).join(', ')}): move or delete them first.`);
-        if (!(await cas(redisKeys.account(id), json, null))) continue;
-        await redis.zrem(redisKeys.accounts, id);
-        await releaseEmails(before.emails, id);
-        await audit('account.delete', { accountId: id }, accountChanges(before, undefined));
-        return;
-      }
-      throw concurrent();
+        return before;
+      }, (before) => ({ action: 'account.delete', changes: accountChanges(before, undefined) }));
     },
   };
 }

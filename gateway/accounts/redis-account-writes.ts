@@ -1,21 +1,30 @@
+import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
+import type { AuditAction, FieldChange } from '../audit/audit-entry';
+import type { AuditOutbox } from '../audit/audit-outbox';
+import { auditedWrite } from '../audit/audited-write';
+import { compareAndSet } from '../redis/compare-and-set';
 import { parseStoredKey, redisKeys } from '../keys/redis-layout';
 import type { Account } from './account';
 import { emailTaken } from './memory-account-store';
-import { COMPARE_AND_SET, parseStoredAccount, toStoredJson } from './redis-account-layout';
+import { parseStoredAccount, toStoredAccount } from './redis-account-layout';
 
 export const concurrent = (): ApiError => new ApiError('service_unavailable', {}, 1, 'The account is being changed concurrently; retry.');
 
+/** What an account change's audit entry says (none: nothing visible changed). */
+export type AccountAudit = { action: AuditAction; changes: Record<string, FieldChange> } | undefined;
+
 /**
- * The single-key steps of account writes: a compare-and-set of the record, and the email pointers
- * claimed before the record names an address and released after it stopped (the record decides:
- * a pointer whose account no longer lists the address leads nowhere and is taken over).
+ * The single-key steps of account writes: a compare-and-set of the record carrying its audit entry
+ * (gateway/audit/audited-write.ts: the change and its entry are one atomic step), and the email
+ * pointers claimed before the record names an address and released after it stopped (the record
+ * decides: a pointer whose account no longer lists the address leads nowhere and is taken over).
  */
-export function createAccountWrites(redis: RedisClient) {
-  const cas = async (key: string, expected: string | null, next: string | null): Promise<boolean> =>
-    (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
+export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, logger?: Logger) {
+  const cas = (key: string, expected: string | null, next: string | null): Promise<boolean> => compareAndSet(redis, key, expected, next);
   const get = async (id: string): Promise<Account | undefined> => parseStoredAccount(await redis.get(redisKeys.account(id)));
+  const entryOf = (id: string, audit: AccountAudit) => (audit ? { entry: { action: audit.action, key_id: '', account_id: id, changes: audit.changes } } : {});
 
   /** Points each address at `id`, or 409 when an account that still lists it owns it. */
   async function claimEmails(emails: readonly string[], id: string): Promise<void> {
@@ -38,22 +47,41 @@ export function createAccountWrites(redis: RedisClient) {
   };
   /**
    * Replaces the record of `id` with `make(before)` (before: undefined when absent; `make` may
-   * throw to refuse), retried when another writer got there first. Returns both versions.
+   * throw to refuse), with the entry `audit` says, retried when another writer got there first.
    */
-  async function swap(id: string, make: (before: Account | undefined) => Account): Promise<{ before?: Account; after: Account }> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const json = await redis.get(redisKeys.account(id));
-      const before = parseStoredAccount(json);
-      const after = make(before);
-      await claimEmails(after.emails, id);
-      await redis.zadd(redisKeys.accounts, 0, id); // before the record: a listed id without a record is skipped
-      if (!(await cas(redisKeys.account(id), json, toStoredJson(after)))) continue;
-      if (before) await releaseEmails(before.emails.filter((e) => !after.emails.includes(e)), id);
-      return { ...(before ? { before } : {}), after };
-    }
-    throw concurrent();
+  async function swap(id: string, make: (before: Account | undefined) => Account, audit: (before: Account | undefined, after: Account) => AccountAudit): Promise<{ before?: Account; after: Account }> {
+    const { planned } = await auditedWrite(redis, outbox, redisKeys.account(id), {
+      plan: ({ json }) => {
+        const before = parseStoredAccount(json);
+        const after = make(before);
+        return { before, after, next: toStoredAccount(after), ...entryOf(id, audit(before, after)) };
+      },
+      prepare: async ({ after }) => {
+        await claimEmails(after.emails, id);
+        await redis.zadd(redisKeys.accounts, 0, id); // before the record: a listed id without a record is skipped
+      },
+      giveUp: concurrent,
+      ...(logger ? { logger } : {}),
+    });
+    const { before, after } = planned;
+    if (before) await releaseEmails(before.emails.filter((e) => !after.emails.includes(e)), id);
+    return { ...(before ? { before } : {}), after };
   }
-  return { cas, get, claimEmails, releaseEmails, swap };
+  /** Deletes the account `id` after `check` accepted it (it throws to refuse), with the entry `audit` says. */
+  async function remove(id: string, check: (before: Account | undefined) => Promise<Account>, audit: (before: Account) => AccountAudit): Promise<Account> {
+    const { planned } = await auditedWrite(redis, outbox, redisKeys.account(id), {
+      plan: async ({ json }) => {
+        const before = await check(parseStoredAccount(json));
+        return { before, next: undefined, ...entryOf(id, audit(before)) };
+      },
+      giveUp: concurrent,
+      ...(logger ? { logger } : {}),
+    });
+    await redis.zrem(redisKeys.accounts, id);
+    await releaseEmails(planned.before.emails, id);
+    return planned.before;
+  }
+  return { get, releaseEmails, swap, remove };
 }
 
 /** Ids of the keys whose record names the account (the index is a superset: each record is checked). */

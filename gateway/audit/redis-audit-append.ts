@@ -14,6 +14,8 @@ export interface PendingAuditEntry {
   readonly channel: Channel;
   readonly action: AuditAction;
   readonly key_id: string;
+  /** The account an account or request entry is about. */
+  readonly account_id?: string;
   readonly changes: Record<string, FieldChange>;
 }
 
@@ -46,7 +48,8 @@ export const writtenOpsKey = (streamKey: string): string => `{${streamKey}}:ops`
 export function createAuditAppender(redis: RedisClient, streamKey: string, retention: AuditRetention) {
   return async (entry: PendingAuditEntry): Promise<boolean> => {
     const minId = String(Date.now() - retention.days * 86_400_000);
-    const fields = ['actor', entry.actor, 'channel', entry.channel, 'action', entry.action, 'key_id', entry.key_id, 'changes', JSON.stringify(entry.changes), 'op', entry.op];
+    const fields = ['actor', entry.actor, 'channel', entry.channel, 'action', entry.action, 'key_id', entry.key_id, 'changes', JSON.stringify(entry.changes),
+      ...(entry.account_id !== undefined ? ['account_id', entry.account_id] : []), 'op', entry.op];
     const written = await redis.eval(APPEND_ONCE, 2, streamKey, writtenOpsKey(streamKey), entry.op, String(retention.maxEntries), minId, String(REMEMBER_OPS_MS), ...fields);
     return written === 1;
   };

@@ -11,12 +11,14 @@ import { readKeysFile } from './keys-file';
 import { forgetUsage } from '../usage/forget-usage';
 import { redisKeys, type StoredKey } from './redis-layout';
 import type { RedisClient } from '../redis/connect';
+import { readOutboxValue } from '../audit/outbox-value';
 
 type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 
 /** A key may only name an account that exists (gateway/accounts/ keeps them beside the keys). */
 async function checkAccount(redis: RedisClient, account: string | null | undefined): Promise<void> {
-  if (typeof account === 'string' && !(await redis.exists(redisKeys.account(account)))) {
+  // Parsed, not EXISTS: a deleted account's value stays (a tombstone) until its audit entry is in the log.
+  if (typeof account === 'string' && !readOutboxValue(await redis.get(redisKeys.account(account))).body) {
     throw invalidParameter('account', `no account with id "${account}"`);
   }
 }

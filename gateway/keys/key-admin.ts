@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
 import type { GatewayConfig } from '../config/gateway-config';
-import { createAuditAppender } from '../audit/redis-audit-append';
 import { createRedisAuditLog, DEFAULT_AUDIT_RETENTION, type AuditRetention } from '../audit/redis-audit-log';
 import type { CounterReadout } from '../limits/counters';
 import { createRedisCounters } from '../limits/redis-counters';
@@ -10,8 +9,8 @@ import { keyAdminChanges } from './key-admin-changes';
 import { keyAdminReads } from './key-admin-reads';
 import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
-import { createAuditOutbox } from './audit-outbox';
 import { createKeyWriter } from './key-writer';
+import { keyStoreOutbox } from './key-store-outbox';
 import { createRecordWrites } from './record-writes';
 import { redisKeys } from './redis-layout';
 
@@ -34,7 +33,7 @@ export function createKeyAdmin(
   let config = initialConfig;
   const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
   const writes = createRecordWrites(redis);
-  const outbox = createAuditOutbox(redis, createAuditAppender(redis, redisKeys.audit, auditRetention), writes, logger);
+  const outbox = keyStoreOutbox(redis, auditRetention, logger);
   const context: KeyAdminContext = {
     redis,
     config: () => config,

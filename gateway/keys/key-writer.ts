@@ -5,7 +5,7 @@ import { currentActor } from '../audit/actor';
 import { diffRecords, type AuditAction, type FieldChange } from '../audit/audit-entry';
 import type { PendingAuditEntry } from '../audit/redis-audit-append';
 import { ApiError } from '../errors';
-import type { AuditOutbox } from './audit-outbox';
+import type { AuditOutbox } from '../audit/audit-outbox';
 import { LOST, retryCompareAndSet } from './cas-retry';
 import type { KeyEntry } from './key-entry';
 import { unknownId } from './key-input';
@@ -61,7 +61,7 @@ function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
 
 /**
  * Every change is one compare-and-set of the record's value, which holds the record and the change's
- * audit entry (audit-outbox.ts): the change and its entry are one atomic step on the record's slot,
+ * audit entry (gateway/audit/audit-outbox.ts): the change and its entry are one atomic step on the record's slot,
  * on every topology. Hash pointers are written around it in a safe order (record-writes.ts). Each
  * change carries an op id: a writer whose compare-and-set ran but whose answer was lost (a cut
  * connection; the client may re-send it, and the re-sent one then finds the value changed) reads
@@ -72,7 +72,7 @@ function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
 export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof createRecordWrites>, outbox: AuditOutbox, logger?: Logger) {
   /** After the commit: neither failure undoes the change (a retried roll would hand out a second value), so each is logged. */
   async function afterCommit(id: string, hashes: string[]): Promise<void> {
-    await outbox.drain(id).catch((err: unknown) => logger?.warn({ err: (err as Error).message, key_id: id }, 'key change and its audit entry stored; the entry reaches the log at the next read'));
+    await outbox.drain(redisKeys.record(id)).catch((err: unknown) => logger?.warn({ err: (err as Error).message, key_id: id }, 'key change and its audit entry stored; the entry reaches the log at the next read'));
     try {
       await redis.publish(redisKeys.changes, JSON.stringify({ hashes: [...new Set(hashes)] }));
     } catch (err) {
@@ -97,7 +97,7 @@ export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof cr
       const visible = Object.keys(next.changes).length > 0 || action === 'roll';
       const entry: PendingAuditEntry = { op, actor: actor.name, channel: actor.channel, action, key_id: id, changes: next.changes };
       const pending = visible ? [...envelope.pending, entry] : envelope.pending;
-      if (pending.length) await outbox.note(id);
+      if (pending.length) await outbox.note(redisKeys.record(id));
       const json = envelopeJson(next.after, pending, op);
       try {
         const committed = next.after

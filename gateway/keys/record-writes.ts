@@ -1,21 +1,8 @@
 import { ApiError } from '../errors';
 import type { RedisClient } from '../redis/connect';
+import { compareAndSet as compareAndSetIn } from '../redis/compare-and-set';
 import { LOST, retryCompareAndSet } from './cas-retry';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
-
-/**
- * Sets KEYS[1] to ARGV[2] (deletes it when ARGV[2] is empty) only if it still holds ARGV[1] (empty:
- * absent). One key per call, so it runs on any topology, a Redis Cluster included.
- */
-const COMPARE_AND_SET = `
-local current = redis.call('GET', KEYS[1])
-if (current or '') ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
-return 1
-`;
-
-const compareAndSetIn = async (redis: RedisClient, key: string, expected: string | null, next: string | null): Promise<boolean> =>
-  (await redis.eval(COMPARE_AND_SET, 1, key, expected ?? '', next ?? '')) === 1;
 
 /** Points `hash` at `id`, unless a record still using it owns it (then 400 naming key_sha256). */
 async function claimHash(redis: RedisClient, hash: string, id: string): Promise<void> {
@@ -109,7 +96,5 @@ export function createRecordWrites(redis: RedisClient) {
     },
     tidy,
     tidyRemoved,
-    /** Sets the record's value to `next` if it still holds `expected` (the outbox's drain). */
-    replaceValue: (id: string, expected: string, next: string | null): Promise<boolean> => compareAndSet(redisKeys.record(id), expected, next),
   };
 }

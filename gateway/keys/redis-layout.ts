@@ -22,7 +22,7 @@ export const redisKeys = {
   accountByEmail: (email: string) => `lgw:account-email:${email}`,
   /** Ids of the keys whose `account` is this id (a superset: readers check each record). */
   accountKeys: (id: string) => `lgw:account-keys:${id}`,
-  /** Set: ids whose record may hold audit entries not yet in the log (audit-outbox.ts). */
+  /** Set: Redis keys of records (keys, accounts, requests) that may hold audit entries not yet in the log (gateway/audit/audit-outbox.ts). */
   auditPending: 'lgw:audit:pending',
 } as const;
 

@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
 import type { KeyAdmin } from '../keys/key-admin';
 import type { AuditRetention } from '../audit/redis-audit-log';
+import { keyStoreOutbox } from '../keys/key-store-outbox';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import type { AccountStore } from '../accounts/account-store';
 import { createAccountRoutes, ACCOUNT_PATHS } from '../accounts/account-routes';
-import { redisChangeAudit } from '../accounts/change-audit';
 import { createRedisAccountStore, type RedisAccountStore } from '../accounts/redis-account-store';
 import { createMemoryLinkTokens, createRedisLinkTokens, type LinkTokens } from '../accounts/link-tokens';
 import { createFileAccountStore, type FileAccountStore } from '../accounts/file-account-store';
@@ -24,15 +24,17 @@ export interface HolderStores {
 }
 
 /**
- * The holders' stores over the Redis key store, for start-up: changes audited in the key store's
- * log, `subscription.*` events into the same sink as the key admin's, approvals applied through
+ * The holders' stores over the Redis key store, for start-up: each change written with its entry
+ * for the key store's log, through the key admin's outbox (the same pending set, so the admin's
+ * reads of the log move entries a cut-off writer left), `subscription.*` events into the same sink as the key admin's, approvals applied through
  * `keyAdmin` (so every instance sees them at once, through the key store's change channel).
  */
 export function createRedisHolderStores(redis: RedisClient, keyAdmin: KeyAdmin, o: { logger?: Logger; events?: KeyEventSink; retention?: AuditRetention } = {}): Required<HolderStores> & { accounts: RedisAccountStore } {
-  const audit = redisChangeAudit(redis, o.logger, o.retention);
+  const logger = o.logger ? { logger: o.logger } : {};
+  const outbox = keyStoreOutbox(redis, o.retention, o.logger);
   return {
-    accounts: createRedisAccountStore(redis, { audit }),
-    requests: createRedisRequestStore(redis, { apply: applyThroughKeyAdmin(keyAdmin), audit, ...(o.events ? { events: o.events } : {}) }),
+    accounts: createRedisAccountStore(redis, outbox, o.logger),
+    requests: createRedisRequestStore(redis, { apply: applyThroughKeyAdmin(keyAdmin), outbox, ...logger, ...(o.events ? { events: o.events } : {}) }),
     linkTokens: createRedisLinkTokens(redis),
   };
 }

@@ -19,8 +19,8 @@ export interface Holders {
 
 export function startHolders(keys: KeyStores, administration: KeyAdministration | undefined, logger: Logger): Holders | undefined {
   if (administration) {
-    const { redis, keyAdmin } = administration;
-    return { stores: createRedisHolderStores(redis, keyAdmin, { logger, events: createKeyEventSink(redis, logger) }) };
+    const { redis, keyAdmin, auditRetention } = administration;
+    return { stores: createRedisHolderStores(redis, keyAdmin, { logger, events: createKeyEventSink(redis, logger), retention: auditRetention }) };
   }
   if (!keys.file) return undefined;
   const stores = createFileHolderStores(keys.file.file, logger);

@@ -4,6 +4,7 @@ import type { Env } from '../config/env';
 import type { GatewayConfig } from '../config/gateway-config';
 import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
 import type { RedisClient } from '../redis/connect';
+import type { AuditRetention } from '../audit/redis-audit-log';
 import { createKeyEventSink } from '../webhooks/key-events';
 import type { KeyStores } from './key-store';
 import type { SharedRedis } from './redis-and-counters';
@@ -14,6 +15,8 @@ export interface KeyAdministration {
   readonly keyAdmin: KeyAdmin;
   /** The admin API's own connection. */
   readonly redis: RedisClient;
+  /** How much of the audit log Redis keeps (AUDIT_MAX_ENTRIES, AUDIT_RETENTION_DAYS). */
+  readonly auditRetention: AuditRetention;
 }
 
 export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || env.ADMIN_TOKENS_FILE !== undefined;
@@ -26,5 +29,5 @@ export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedi
   const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);
   const audit = { maxEntries: env.AUDIT_MAX_ENTRIES, days: env.AUDIT_RETENTION_DAYS };
   const keyAdmin = createKeyAdmin(adminRedis, config, logger, audit, createKeyEventSink(adminRedis, logger));
-  return { keyAdmin, redis: adminRedis };
+  return { keyAdmin, redis: adminRedis, auditRetention: audit };
 }

@@ -7,7 +7,6 @@
  * answered, every change that happened has exactly one entry, and one that did not has none; and
  * every change answered as done happened. On one Redis and on a Redis Cluster.
  */
-import net, { type AddressInfo, type Socket } from 'node:net';
 import Redis, { Cluster } from 'ioredis';
 import pino from 'pino';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
@@ -17,94 +16,9 @@ import { backoff, connectRedis, nodeOptions, whenReady, type RedisClient } from 
 import { budget, removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startRedisCluster, type RedisCluster } from '../kit/redis-topologies';
+import { createCutter, cuttingProxy, type Cutter } from '../kit/cutting-proxy';
 
 jest.setTimeout(budget(240_000));
-
-type CutMode = 'before' | 'after';
-
-/** Counts the client's commands over every proxy; the armed one is cut (before it reaches Redis, or once Redis answered it). */
-interface Cutter {
-  arm(step: number, mode: CutMode): void;
-  disarm(): void;
-  /** Whether the armed step was reached (and cut). */
-  readonly fired: boolean;
-}
-
-function createCutter(): Cutter & { onCommand(): { cut: CutMode | undefined } } {
-  let count = 0;
-  let armed: { step: number; mode: CutMode } | undefined;
-  let fired = false;
-  return {
-    arm(step, mode) { count = 0; armed = { step, mode }; fired = false; },
-    disarm() { armed = undefined; },
-    get fired() { return fired; },
-    onCommand() {
-      count++;
-      if (!armed || count !== armed.step) return { cut: undefined };
-      fired = true;
-      const { mode } = armed;
-      armed = undefined;
-      return { cut: mode };
-    },
-  };
-}
-
-/** Calls `onCommand` for each complete RESP command a client sends (arrays of bulk strings, as ioredis writes them); true when one asked to cut. */
-function commandCounter(onCommand: () => boolean): (chunk: Buffer) => boolean {
-  let buffered = Buffer.alloc(0);
-  return (chunk) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    let at = 0;
-    let cut = false;
-    for (;;) {
-      const head = buffered.indexOf('\r\n', at);
-      if (head < 0 || buffered[at] !== 0x2a) break;
-      let next = head + 2;
-      let complete = true;
-      for (let i = Number(buffered.toString('latin1', at + 1, head)); i > 0 && complete; i--) {
-        const sizeEnd = buffered.indexOf('\r\n', next);
-        if (sizeEnd < 0) complete = false;
-        else next = sizeEnd + 2 + Number(buffered.toString('latin1', next + 1, sizeEnd)) + 2;
-        if (next > buffered.length) complete = false;
-      }
-      if (!complete) break;
-      at = next;
-      if (onCommand()) cut = true;
-    }
-    buffered = buffered.subarray(at);
-    return cut;
-  };
-}
-
-/** A proxy to `port` on 127.0.0.1 that cuts connections as `cutter` says. */
-async function cuttingProxy(port: number, cutter: ReturnType<typeof createCutter>): Promise<{ port: number; close(): void }> {
-  const sockets = new Set<Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect({ host: '127.0.0.1', port });
-    sockets.add(client).add(upstream);
-    let mute = false;
-    let mode: CutMode | undefined;
-    const kill = (): void => { client.resetAndDestroy(); upstream.destroy(); };
-    const count = commandCounter(() => (mode ??= cutter.onCommand().cut) !== undefined);
-    client.on('data', (chunk: Buffer) => {
-      if (mute) return;
-      if (!count(chunk)) return void upstream.write(chunk);
-      mute = true;
-      // `before`: the armed command (and what came with it) never reaches Redis. `after`: it runs;
-      // no answer comes back, and the connection is cut once Redis has answered.
-      if (mode === 'before') return kill();
-      upstream.write(chunk);
-      setTimeout(kill, 100);
-    });
-    upstream.on('data', (chunk: Buffer) => { if (!mute) client.write(chunk); });
-    for (const s of [client, upstream]) {
-      s.on('error', () => kill());
-      s.on('close', () => { kill(); sockets.delete(s); });
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
-}
 
 const silent = pino({ level: 'silent' });
 /** The admin listener's Redis client settings (gateway/startup/): no auto-pipelining, a 5 s command timeout. */
