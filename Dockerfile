@@ -18,9 +18,12 @@ COPY --from=build /app/dist dist
 COPY package.json ./
 COPY config config
 COPY openapi openapi
-# The console's stylesheet and script, read at start-up (the only non-compiled files under gateway/).
+# The console's and the portal's stylesheets (and the console's script), read at start-up (the only
+# non-compiled files under gateway/).
 COPY gateway/console/assets gateway/console/assets
+COPY gateway/portal/assets gateway/portal/assets
 USER node
-# 8080 the gateway (PORT), 8081 the data service (BACKEND_PORT), 9090 the admin API, 9091 the ops listener.
-EXPOSE 8080 8081 9090 9091
+# 8080 the gateway (PORT), 8081 the data service (BACKEND_PORT), 9090 the admin API, 9091 the ops listener,
+# 8083 the key holders' portal where PORTAL_PORT sets it (docker-compose.yml does for gateway-1).
+EXPOSE 8080 8081 8083 9090 9091
 CMD ["node", "dist/gateway/main.js"]
