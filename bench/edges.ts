@@ -6,7 +6,9 @@
  *      level of br, gzip and zstd (where the runtime has it): bytes, ratio, CPU µs per page, bytes
  *      saved per µs. The variants take turns in rounds; each reports its least-CPU round (other work on a shared machine only adds).
  *   2. Compression end to end: one gateway (memory counters, YAML keys) driven by autocannon at c=10
- *      with each Accept-Encoding in turn: gateway CPU µs per request and bytes per answer.
+ *      with each Accept-Encoding in turn: gateway CPU µs per request, the added CPU of each coding
+ *      (median of its per-round differences with identity), major GCs per 1,000 answers (from the
+ *      gateway's /metrics) and bytes per answer.
  *   3. Tracing end to end: gateways with tracing off, on at parentbased_traceidratio 0.01, and on at
  *      1.0, exporting (http/protobuf) to a local sink; gateway CPU µs per request, taking turns.
  *      With EDGES_BEFORE_DIST=<a dist/ directory of a build without the tracing code>, that build's
@@ -32,7 +34,7 @@ import { startOtelSdk } from '../gateway/tracing/otel-sdk';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 
 export interface LevelRow { coding: ContentCoding; level: number; bytes: number; ratio: number; cpuUs: number; savedPerUs: number; chosen: boolean; picked?: boolean }
-export interface GatewayRow { name: string; cpuUs: number; rps: number; bytesPerAnswer?: number }
+export interface GatewayRow { name: string; cpuUs: number; rps: number; bytesPerAnswer?: number; addedUs?: number; majorGcPer1000?: number }
 export interface EdgesResult { pageBytes: number; levels: LevelRow[]; compression: GatewayRow[]; tracing: GatewayRow[]; hooks: { name: string; cpuUs: number }[] }
 
 const KEY_VALUE = `edges-${randomBytes(12).toString('hex')}`;
@@ -86,18 +88,50 @@ interface Target { name: string; url: string; pid: number; headers: Record<strin
  * Targets in turns of 1 s at c=10 (CPU per request from /proc): each reports its least-CPU round
  * and its best req/s round, because on this shared machine other work only ever adds to a round.
  */
-async function alternate(targets: readonly Target[], rounds: number): Promise<GatewayRow[]> {
+async function alternate(targets: readonly Target[], rounds: number, samples = targets.map(() => ({ cpu: [] as number[], rps: [] as number[], requests: 0 }))): Promise<GatewayRow[]> {
   for (const t of targets) await autocannon({ url: t.url, connections: 10, duration: 1, headers: t.headers });
-  const samples = targets.map(() => ({ cpu: [] as number[], rps: [] as number[], bytes: [] as number[] }));
   for (let r = 0; r < rounds; r++) {
     for (const [i, t] of targets.entries()) {
       const before = cpuSeconds(t.pid);
       const result = await autocannon({ url: t.url, connections: 10, duration: 1, headers: t.headers });
       samples[i]!.cpu.push(((cpuSeconds(t.pid) - before) * 1e6) / result.requests.total);
       samples[i]!.rps.push(result.requests.average);
+      samples[i]!.requests += result.requests.total;
     }
   }
   return targets.map((t, i) => ({ name: t.name, cpuUs: Math.min(...samples[i]!.cpu), rps: Math.max(...samples[i]!.rps) }));
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Major collections the gateway made so far, from its /metrics (prom-client's default GC histogram). */
+async function majorGcs(opsUrl: string): Promise<number> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('gateway_nodejs_gc_duration_seconds_count{') && l.includes('kind="major"'));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
+
+/**
+ * 2. One gateway, each Accept-Encoding in turn at c=10. The added CPU of a coding is the median over
+ * the rounds of its difference with the identity round next to it (the machine's slow moments land
+ * on both); major GCs per 1,000 answers from the gateway's /metrics, the codings measured one after
+ * the other (the counter is the process's).
+ */
+async function measureCompression(gateway: RunningProcess, opsUrl: string, pageUrl: string, rounds: number): Promise<GatewayRow[]> {
+  const auth = { 'x-api-key': KEY_VALUE };
+  const codings = ['identity', ...OFFERED];
+  const targets = codings.map((c) => ({ name: c, url: pageUrl, pid: gateway.child.pid!, headers: { ...auth, 'accept-encoding': c } }));
+  const samples = targets.map(() => ({ cpu: [] as number[], rps: [] as number[], requests: 0 }));
+  const rows = await alternate(targets, rounds, samples);
+  for (const [i, row] of rows.entries()) {
+    row.cpuUs = median(samples[i]!.cpu);
+    row.rps = median(samples[i]!.rps);
+    row.addedUs = median(samples[i]!.cpu.map((cpu, r) => cpu - samples[0]!.cpu[r]!));
+    const before = await majorGcs(opsUrl);
+    const result = await autocannon({ url: pageUrl, connections: 10, duration: Math.max(3, rounds), headers: targets[i]!.headers });
+    row.majorGcPer1000 = ((await majorGcs(opsUrl)) - before) * 1000 / result.requests.total;
+  }
+  return rows;
 }
 
 /** A collector that takes every export and answers 200 (the exporter's cost is the gateway's, not the sink's). */
@@ -143,9 +177,21 @@ async function measureHooks(sinkUrl: string, ratio: string, iterations: number):
   return Math.min(...samples);
 }
 
-async function startGateway(keysFile: string, backendUrl: string, env: Record<string, string>, dist?: string): Promise<RunningProcess> {
+/** The port of a listener from its JSON log line (e.g. "ops listening"), which may come after the gateway's own. */
+async function listenerPort(p: RunningProcess, message: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const line = p.output.find((l) => l.includes(`"${message}"`));
+    if (line) return (JSON.parse(line) as { port: number }).port;
+    if (Date.now() > deadline) throw new Error(`no "${message}" line:\n${p.output.join('\n')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function startGateway(keysFile: string, backendUrl: string, env: Record<string, string>, dist?: string): Promise<RunningProcess & { opsUrl?: string }> {
   const fullEnv = { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), KEYS_FILE: keysFile, BACKEND_URL: backendUrl, ...env };
-  const p = dist ? await startNodeScript(path.join(dist, 'gateway/main.js'), fullEnv, 60_000) : await startProcess('gateway/main.js', fullEnv, 60_000);
+  const p: RunningProcess & { opsUrl?: string } = dist ? await startNodeScript(path.join(dist, 'gateway/main.js'), fullEnv, 60_000) : await startProcess('gateway/main.js', fullEnv, 60_000);
+  if (env.OPS_PORT !== undefined) p.opsUrl = `http://127.0.0.1:${await listenerPort(p, 'ops listening')}`;
   for (const stream of [p.child.stdout!, p.child.stderr!]) {
     stream.removeAllListeners('data');
     stream.resume();
@@ -162,15 +208,14 @@ export async function runEdges(options: { backendUrl: string; seconds: number; b
   const sink = await startSink();
   const started: RunningProcess[] = [];
   try {
-    const plain = await startGateway(keysFile, backendUrl, {});
+    const plain = await startGateway(keysFile, backendUrl, { OPS_PORT: '0' });
     started.push(plain);
     const pageUrl = `${plain.url}/v1/properties?${PAGE_QUERY}`;
     const page = Buffer.from(await (await fetch(pageUrl, { headers: { 'x-api-key': KEY_VALUE, 'accept-encoding': 'identity' } })).arrayBuffer());
     const levels = measureLevels(page, seconds * 6);
 
     const auth = { 'x-api-key': KEY_VALUE };
-    const codings = ['identity', ...OFFERED];
-    const compression = await alternate(codings.map((c) => ({ name: c, url: pageUrl, pid: plain.child.pid!, headers: { ...auth, 'accept-encoding': c } })), seconds);
+    const compression = await measureCompression(plain, plain.opsUrl!, pageUrl, seconds);
     for (const row of compression) {
       const answer = await new Promise<number>((resolve, reject) => {
         http.get(pageUrl, { headers: { ...auth, 'accept-encoding': row.name } }, (res) => {
@@ -211,11 +256,11 @@ export function renderEdges(r: EdgesResult): string {
     '|---|---|---|---|---|---|---|---|',
     ...r.levels.map((l) => `| ${l.coding} | ${l.level} | ${l.bytes} | ${f(l.ratio, 2)}× | ${f(l.cpuUs)} | ${f(l.savedPerUs, 0)} | ${l.picked ? '●' : ''} | ${l.chosen ? '✓' : ''} |`),
     '',
-    '### Compression end to end (gateway, memory counters, c=10; least-CPU and best req/s of the 1 s rounds)',
+    '### Compression end to end (gateway, memory counters, c=10; median of the 1 s rounds; added CPU: median of each round\'s difference with the identity round beside it; major GCs from the gateway\'s /metrics)',
     '',
-    '| Accept-Encoding | Bytes per answer | Saved | Gateway CPU µs/req | Added CPU µs/req | req/s |',
-    '|---|---|---|---|---|---|',
-    ...r.compression.map((c) => `| ${c.name} | ${c.bytesPerAnswer} | ${f((1 - c.bytesPerAnswer! / identity.bytesPerAnswer!) * 100, 0)} % | ${f(c.cpuUs)} | ${f(c.cpuUs - identity.cpuUs)} | ${f(c.rps, 0)} |`),
+    '| Accept-Encoding | Bytes per answer | Saved | Gateway CPU µs/req | Added CPU µs/req | Major GCs per 1,000 answers | req/s |',
+    '|---|---|---|---|---|---|---|',
+    ...r.compression.map((c) => `| ${c.name} | ${c.bytesPerAnswer} | ${f((1 - c.bytesPerAnswer! / identity.bytesPerAnswer!) * 100, 0)} % | ${f(c.cpuUs)} | ${f(c.addedUs ?? c.cpuUs - identity.cpuUs)} | ${c.majorGcPer1000 === undefined ? '' : f(c.majorGcPer1000, 2)} | ${f(c.rps, 0)} |`),
     '',
     '### Tracing (gateway, memory counters, c=10, exporting http/protobuf to a local sink; least-CPU and best req/s of the 1 s rounds)',
     '',

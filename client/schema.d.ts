@@ -626,6 +626,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
+                Vary: components["headers"]["Vary"];
+                "Content-Encoding": components["headers"]["Content-Encoding"];
                 [name: string]: unknown;
             };
             content: {
@@ -740,6 +742,21 @@ export interface components {
          * @example no-store
          */
         "Cache-Control-NoStore": "no-store";
+        /**
+         * @description `Accept-Encoding` on every answer that could be compressed (a page, a listing, an insights
+         *     answer, this document, the reference page and its files), compressed or not: a cache keeps
+         *     the forms apart.
+         * @example Accept-Encoding
+         */
+        Vary: string;
+        /**
+         * @description The coding of a compressed answer, chosen from the request's `Accept-Encoding` (quality
+         *     values honoured, `*` understood, `identity;q=0` respected): `gzip`, `br`, or `zstd` where
+         *     the service's runtime has it. Absent on an answer sent uncompressed: no coding the request
+         *     accepts, a body under 1,024 bytes (unless the request refuses `identity`), or an error answer.
+         * @example gzip
+         */
+        "Content-Encoding": "gzip" | "br" | "zstd";
     };
     pathItems: never;
 }
@@ -830,6 +847,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Vary: components["headers"]["Vary"];
+                    "Content-Encoding": components["headers"]["Content-Encoding"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -876,6 +895,8 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    Vary: components["headers"]["Vary"];
+                    "Content-Encoding": components["headers"]["Content-Encoding"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -978,6 +999,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Vary: components["headers"]["Vary"];
+                    "Content-Encoding": components["headers"]["Content-Encoding"];
                     /**
                      * @description The document may be cached for five minutes.
                      * @example public, max-age=300
@@ -1009,6 +1032,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Vary: components["headers"]["Vary"];
+                    "Content-Encoding": components["headers"]["Content-Encoding"];
                     /**
                      * @description The page loads nothing from outside this service.
                      * @example default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'
@@ -1043,6 +1068,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Vary: components["headers"]["Vary"];
+                    "Content-Encoding": components["headers"]["Content-Encoding"];
                     /**
                      * @description The files may be cached for a day.
                      * @example public, max-age=86400

@@ -1,5 +1,6 @@
 import zlib from 'node:zlib';
 import type { ContentCoding } from './negotiate';
+import { compressReused } from './reused-engine';
 
 /** node:zlib's zstd (Node ≥ 22.15 / 23.8), typed here because the project's @types/node predates it. */
 interface ZstdZlib {
@@ -42,8 +43,17 @@ function options(coding: ContentCoding, level: number, size: number): zlib.ZlibO
   return { params: { [zstd.constants.ZSTD_c_compressionLevel!]: level } };
 }
 
-/** Compresses on the calling thread: for a page of a few KB, cheaper than a trip to the thread pool. */
+/**
+ * Compresses on the calling thread: for a page of a few KB, cheaper than a trip to the thread pool.
+ * gzip and zstd go through a kept engine (reused-engine.ts: a new stream per call cost several times
+ * the compression itself in a running gateway); brotli, and any coding whose engine is unavailable,
+ * through the one-shot function.
+ */
 export function compressSync(coding: ContentCoding, body: Buffer, level = DYNAMIC_LEVELS[coding]): Buffer {
+  if (coding !== 'br') {
+    const reused = compressReused(coding, level, body);
+    if (reused) return reused;
+  }
   const o = options(coding, level, body.length);
   if (coding === 'gzip') return zlib.gzipSync(body, o);
   if (coding === 'br') return zlib.brotliCompressSync(body, o);

@@ -10,6 +10,9 @@ const LIMIT_HEADERS = {
   'ratelimit-policy': '"minute";q=60;w=60, "day";q=10000;w=86400, "month";q=250000;w=2678400',
   ratelimit: '"minute";r=59;t=42, "day";r=9999;t=51000, "month";r=249999;t=1900000',
 };
+/** The 200s that could be compressed (pages, listings, insights answers, the reference) say so. */
+const VARY = { vary: 'Accept-Encoding' };
+const PAGE_HEADERS = { ...LIMIT_HEADERS, ...VARY };
 const LISTING = { id: 'gb-0004711', country: 'GB', listing_type: 'sale', property_type: 'apartment', price: 1, extra: { nested: true } };
 
 function answer(path: string, status: number, body: unknown, headers: IncomingHttpHeaders = {}, method = 'GET'): ObservedAnswer {
@@ -33,9 +36,11 @@ describe('openapi conformance check', () => {
 
   test.each<[string, ObservedAnswer]>([
     ['ping', answer('/v1/ping', 200, { ip: '127.0.0.1', key_id: 'k', tier: 'standard' }, LIMIT_HEADERS)],
-    ['a page', answer('/v1/properties?country=gb&limit=1', 200, { data: [LISTING], next_cursor: 'abc' }, LIMIT_HEADERS)],
-    ['the last page', answer('/v1/properties?country=GB', 200, { data: [], next_cursor: null }, LIMIT_HEADERS)],
-    ['a listing', answer('/v1/properties/gb-0004711?country=GB', 200, { data: LISTING }, LIMIT_HEADERS)],
+    ['a page', answer('/v1/properties?country=gb&limit=1', 200, { data: [LISTING], next_cursor: 'abc' }, PAGE_HEADERS)],
+    ['a gzip page', answer('/v1/properties?country=gb&limit=1', 200, { data: [LISTING], next_cursor: 'abc' }, { ...PAGE_HEADERS, 'content-encoding': 'gzip' })],
+    ['the last page', answer('/v1/properties?country=GB', 200, { data: [], next_cursor: null }, PAGE_HEADERS)],
+    ['a listing', answer('/v1/properties/gb-0004711?country=GB', 200, { data: LISTING }, PAGE_HEADERS)],
+    ['an insights answer in br', answer('/v1/insights/prices', 200, { place: 'GB' }, { ...PAGE_HEADERS, 'content-encoding': 'br' })],
     ['invalid_parameter with parameter', answer('/v1/ping?x=1', 400, error('invalid_parameter', { parameter: 'x' }), LIMIT_HEADERS)],
     ['401 without limit headers', answer('/v1/properties', 401, error('unauthenticated'))],
     ['ip_not_allowed with ip', answer('/v1/ping', 403, error('ip_not_allowed', { ip: '127.0.0.2' }))],
@@ -46,8 +51,8 @@ describe('openapi conformance check', () => {
     ['405 to HEAD, no body', { ...answer('/docs', 405, '', { allow: 'GET' }, 'HEAD'), text: '' }],
     ['404 for a malformed id, any method', answer('/v1/properties/..', 404, error('not_found'), {}, 'DELETE')],
     ['an unknown path answered 404', answer('/v1/pong', 404, error('not_found'))],
-    ['/docs as HTML', answer('/docs', 200, '<!DOCTYPE html>', { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'" })],
-    ['an asset', answer('/docs/assets/swagger-ui.css', 200, 'body{}', { 'content-type': 'text/css; charset=utf-8' })],
+    ['/docs as HTML', answer('/docs', 200, '<!DOCTYPE html>', { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'", ...VARY })],
+    ['an asset', answer('/docs/assets/swagger-ui.css', 200, 'body{}', { 'content-type': 'text/css; charset=utf-8', ...VARY, 'content-encoding': 'zstd' })],
   ])('accepts %s', (_name, a) => {
     expect(conformanceProblems(a)).toEqual([]);
     expect(() => assertConforms(a)).not.toThrow();
@@ -56,8 +61,11 @@ describe('openapi conformance check', () => {
   test.each<[string, ObservedAnswer, RegExp]>([
     ['an undocumented status', answer('/v1/ping', 418, error('teapot')), /status 418 is not documented for GET \/v1\/ping/],
     ['a body off its schema', answer('/v1/ping', 200, { ip: '127.0.0.1', key_id: 'k', tier: 'gold' }, LIMIT_HEADERS), /body \/tier must be equal to one of the allowed values/],
-    ['a missing required field', answer('/v1/properties?country=GB', 200, { data: [] }, LIMIT_HEADERS), /must have required property 'next_cursor'/],
-    ['an internal field of a listing', answer('/v1/properties/x?country=GB', 200, { data: { ...LISTING, withdrawn: false } }, LIMIT_HEADERS), /property name must be valid/],
+    ['a missing required field', answer('/v1/properties?country=GB', 200, { data: [] }, PAGE_HEADERS), /must have required property 'next_cursor'/],
+    ['an internal field of a listing', answer('/v1/properties/x?country=GB', 200, { data: { ...LISTING, withdrawn: false } }, PAGE_HEADERS), /property name must be valid/],
+    ['a page without Vary', answer('/v1/properties?country=GB', 200, { data: [], next_cursor: null }, LIMIT_HEADERS), /required header Vary is missing/],
+    ['a Vary without Accept-Encoding', answer('/v1/openapi.json', 200, { openapi: '3.1.0', info: {}, paths: {} }, { vary: 'Origin' }), /header Vary: "Origin" must match pattern/],
+    ['a coding not offered', answer('/v1/properties?country=GB', 200, { data: [], next_cursor: null }, { ...PAGE_HEADERS, 'content-encoding': 'deflate' }), /header Content-Encoding: "deflate" must be equal to one of the allowed values/],
     ['an error body without message', answer('/v1/ping', 401, { error: 'unauthenticated' }), /must have required property 'message'/],
     ['a missing Retry-After', answer('/v1/ping', 429, error('rate_limited'), LIMIT_HEADERS), /required header Retry-After is missing/],
     ['a Retry-After of 0', answer('/v1/ping', 503, error('service_unavailable'), { 'retry-after': '0' }), /header Retry-After: "0" must be >= 1/],
