@@ -36,8 +36,17 @@ export interface UsageEntry {
   readonly count: number;
 }
 
-/** A write that timed out may have been applied: sending it again could count twice. */
-export const mayHaveApplied = (err: unknown): boolean => /timed out/i.test(String((err as Error | undefined)?.message ?? err));
+/**
+ * Whether a failed write may have been applied, so that sending it again could count twice. Only two
+ * failures say it surely was not: Redis answered with an error (a reply error), or the client never
+ * wrote it (no connection, and no offline queue). Since unanswered commands are not re-sent after a
+ * reconnect (gateway/redis/connect.ts), a command cut after it was written fails with a timeout, a
+ * "Connection is closed" or a retries-exhausted error, all of which may follow Redis running it.
+ */
+export const mayHaveApplied = (err: unknown): boolean => {
+  if ((err as { name?: unknown } | undefined)?.name === 'ReplyError') return false;
+  return !/Stream isn't writeable/i.test(String((err as Error | undefined)?.message ?? err));
+};
 
 /**
  * A batch the store wrote in part (its commands go to different keys, on a cluster to different
