@@ -59,6 +59,24 @@ async function prepare(admin: KeyAdmin, id: string, action: Action): Promise<voi
   if (action === 'delete') await admin.revoke(id);
 }
 
+/**
+ * Prepares a fresh key, uncut. Right after a cut a cluster client may still be following slot
+ * redirections ("Too many Cluster redirections"): a preparation that fails is tried again under a
+ * new id (the failed one may be half made), so only the cut change itself is judged. Returns the id.
+ */
+async function prepareFresh(admin: KeyAdmin, base: string, action: Action): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const id = attempt === 0 ? base : `${base}-p${attempt}`;
+    try {
+      await prepare(admin, id, action);
+      return id;
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 const run = (admin: KeyAdmin, id: string, action: Action): Promise<unknown> =>
   action === 'pause' ? admin.pause(id, 'unpaid_renewal') : action === 'settle' ? admin.settle(id) : action === 'roll' ? admin.roll(id, 0) : admin.delete(id);
 
@@ -73,8 +91,7 @@ async function changesUnderCuts(admin: KeyAdmin, client: RedisClient, direct: Re
     for (let step = 1; step <= 40; step++) {
       let reached = false;
       for (const action of ['pause', 'settle', 'roll', 'delete'] as const) {
-        const id = `${prefix}-${action}-${mode}-${step}`;
-        await prepare(admin, id, action);
+        const id = await prepareFresh(admin, `${prefix}-${action}-${mode}-${step}`, action);
         const hashBefore = (await recordOf(direct, id))!.key_sha256;
         cutter.arm(step, mode);
         const answered = await run(admin, id, action).then(() => true, () => false);
