@@ -114,7 +114,12 @@ it('GATEWAY_WORKERS=2: SIGHUPs to the primary while its workers start do not bri
     await new Promise((r) => setTimeout(r, 100));
   }
   expect(hups).toBeGreaterThan(10);
-  expect(s.lines.filter((l) => l.includes('"msg":"worker listening"'))).toHaveLength(2);
+  // The primary says "listening" when both workers told it so over IPC; a worker's own line comes
+  // through its own stdout and may arrive a moment later.
+  const listeningDeadline = Date.now() + 10_000;
+  const workersListening = (): number => s.lines.filter((l) => l.includes('"msg":"worker listening"')).length;
+  while (workersListening() < 2 && Date.now() < listeningDeadline) await new Promise((r) => setTimeout(r, 20));
+  expect(workersListening()).toBe(2);
   // Every worker reloads after it listens (it may have read the files before the change).
   const deadline = Date.now() + 10_000;
   const reloadedWorkers = (): Set<number> =>
