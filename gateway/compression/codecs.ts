@@ -60,6 +60,19 @@ export function compressSync(coding: ContentCoding, body: Buffer, level = DYNAMI
   return zstd.zstdCompressSync!(body, o as { params: Record<number, number> });
 }
 
+/**
+ * The compressed body, or undefined when the codec threw (out of memory, a native error): the
+ * answer then goes uncompressed, as for a caller that asked for none, rather than a 500 for a
+ * request that was served.
+ */
+export function compressedOrUndefined(coding: ContentCoding, bytes: Buffer): Buffer | undefined {
+  try {
+    return compressSync(coding, bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Compresses on the thread pool (large reference files, once). */
 export function compressAsync(coding: ContentCoding, body: Buffer, level = STATIC_LEVELS[coding]): Promise<Buffer> {
   const o = options(coding, level, body.length);

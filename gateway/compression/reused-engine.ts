@@ -91,8 +91,11 @@ function run(engine: Engine, body: Buffer): Buffer | undefined {
   let total = 0;
   for (;;) {
     const inLen = body.length - inOff;
+    if (engine.failed || engine.stream.destroyed) return undefined;
     engine.handle.writeSync(engine.finish, body, inOff, inLen, scratch, 0, SCRATCH_BYTES);
-    if (engine.failed) return undefined;
+    // A native error destroys the stream at once (its 'error' event comes a tick later): nothing
+    // more may be written to the closed handle, and what the state says is not this answer's.
+    if (engine.failed || engine.stream.destroyed) return undefined;
     const [availOut, availIn] = [engine.state[0]!, engine.state[1]!];
     const produced = SCRATCH_BYTES - availOut;
     // A copy of exactly the bytes made (small ones come from Buffer's pool): the scratch is reused.

@@ -2,7 +2,7 @@
 // compressed once per variant, and the static files' precompressed variants.
 import type { RequestContext } from '../pipeline';
 import { sendJsonBytes } from '../send';
-import { compressSync, MIN_COMPRESSED_BYTES, OFFERED } from './codecs';
+import { compressedOrUndefined, MIN_COMPRESSED_BYTES, OFFERED } from './codecs';
 import { chooseEncoding, type EncodingChoice } from './negotiate';
 
 /** Choices by Accept-Encoding value: callers send a handful of distinct values, parsed once each. */
@@ -24,7 +24,8 @@ function choiceFor(header: string | undefined): EncodingChoice {
  * compressed when the caller's Accept-Encoding allows and the body is 1,024 bytes or more (or the
  * caller refuses identity). `Vary: Accept-Encoding` either way, so caches keep the variants apart.
  * Never compressed twice (an answer with a Content-Encoding already is sent as it is). The access
- * line gets the coding and both sizes (ctx.encoded).
+ * line gets the coding and both sizes (ctx.encoded). A caller that refuses identity still gets the
+ * body uncompressed when the codec fails: one readable answer beats a 500 for a served request.
  */
 export function sendJsonCompressible(ctx: RequestContext, bytes: Buffer): void {
   const { res } = ctx;
@@ -32,8 +33,8 @@ export function sendJsonCompressible(ctx: RequestContext, bytes: Buffer): void {
   const choice = choiceFor(ctx.req.headers['accept-encoding']);
   let body = bytes;
   if (choice.coding !== 'identity' && !res.hasHeader('Content-Encoding') && (bytes.length >= MIN_COMPRESSED_BYTES || !choice.identityAcceptable)) {
-    const compressed = compressSync(choice.coding, bytes);
-    if (compressed.length < bytes.length || !choice.identityAcceptable) {
+    const compressed = compressedOrUndefined(choice.coding, bytes);
+    if (compressed && (compressed.length < bytes.length || !choice.identityAcceptable)) {
       body = compressed;
       res.setHeader('Content-Encoding', choice.coding);
     }

@@ -1,4 +1,4 @@
-import { compressAsync, compressSync, MIN_COMPRESSED_BYTES, OFFERED } from './codecs';
+import { compressAsync, compressedOrUndefined, MIN_COMPRESSED_BYTES, OFFERED } from './codecs';
 import { chooseEncoding, type ContentCoding } from './negotiate';
 
 export interface Variant {
@@ -30,7 +30,9 @@ export class StaticVariants {
     const bytes = this.ready.get(choice.coding);
     if (bytes) return { coding: choice.coding, bytes };
     this.prepare(choice.coding);
-    return choice.identityAcceptable ? this.identity : { coding: choice.coding, bytes: compressSync(choice.coding, this.body) };
+    if (choice.identityAcceptable) return this.identity;
+    const compressed = compressedOrUndefined(choice.coding, this.body);
+    return compressed ? { coding: choice.coding, bytes: compressed } : this.identity;
   }
 
   private prepare(coding: ContentCoding): void {

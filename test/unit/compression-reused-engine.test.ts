@@ -80,3 +80,39 @@ describe('compressReused when the runtime\'s zlib streams lack what the engine d
     jest.dontMock('node:zlib');
   });
 });
+
+describe('compressReused when the native handle fails in the middle of an answer', () => {
+  it('answers undefined (nothing read from a destroyed stream), drops the engine, and compressSync falls back to the one-shot function', () => {
+    jest.isolateModules(() => {
+      let writes = 0;
+      let failAt = Infinity;
+      const createGzip = (options?: zlib.ZlibOptions): zlib.Gzip => {
+        const stream = zlib.createGzip(options);
+        const inner = stream as unknown as { _handle: { writeSync(...a: unknown[]): void } };
+        const real = inner._handle.writeSync.bind(inner._handle);
+        inner._handle.writeSync = (...a: unknown[]): void => {
+          writes++;
+          // As node:zlib's own error callback does: the stream is destroyed synchronously, its
+          // 'error' event follows on the next tick, and the output state is left as it was.
+          if (writes >= failAt) stream.destroy(new Error('a native zlib error'));
+          else real(...a);
+        };
+        return stream;
+      };
+      jest.doMock('node:zlib', () => ({ ...zlib, createGzip }));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const engine = require('../../gateway/compression/reused-engine') as typeof import('../../gateway/compression/reused-engine');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const codecs = require('../../gateway/compression/codecs') as typeof import('../../gateway/compression/codecs');
+      expect(engine.compressReused('gzip', 3, page)!.equals(oneShot.gzip(page))).toBe(true); // made, checked, used
+      failAt = writes + 1;
+      expect(engine.compressReused('gzip', 3, page)).toBeUndefined();
+      const before = writes;
+      const out = codecs.compressSync('gzip', page);
+      expect(writes).toBe(before); // the failed engine is not used again
+      expect(out.equals(oneShot.gzip(page))).toBe(true);
+      expect(decode.gzip(out).equals(page)).toBe(true);
+    });
+    jest.dontMock('node:zlib');
+  });
+});
