@@ -7,6 +7,8 @@
  * base64, base64url) is refused and nothing goes upstream. Checked against the kit's real stub upstream.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { stringify } from 'yaml';
 import {
   DEFAULT_TIERS, expectError, gatewayEnv, makeTempDir, randomKeyValue, removeTempDirs, runToExit, send, startGateway, writeKeysFile, writeTempFile, UNLIMITED,
@@ -86,6 +88,34 @@ test('finding 5: copies of the key in the query (double-encoded, base64, base64u
       expect({ path, status: a.status, error: a.body?.error, upstream: upstream.length }).toEqual({ path, status: 400, error: 'invalid_parameter', upstream: 0 });
     }
   }
+});
+
+/** The raw bytes of an insights answer (node:http does not decode, so the test sees what was sent). */
+function rawInsights(path: string, acceptEncoding: string): Promise<{ status: number; encoding?: string; vary?: string; bytes: Buffer }> {
+  const url = new URL(gateway.url);
+  return new Promise((resolve, reject) => {
+    http.get({ host: url.hostname, port: url.port, path, agent: false, headers: { 'x-api-key': ADV.value, 'accept-encoding': acceptEncoding } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (d: Buffer) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode!, encoding: res.headers['content-encoding'], vary: res.headers.vary as string | undefined, bytes: Buffer.concat(parts) }));
+    }).on('error', reject);
+  });
+}
+
+test('an insights answer is compressed per Accept-Encoding as the other /v1 answers are (CONTRACT part 9)', async () => {
+  const plain = await rawInsights('/v1/insights/market?region=north', 'identity');
+  expect(plain.status).toBe(200);
+  expect(plain.encoding).toBeUndefined();
+  expect(plain.vary).toBe('Accept-Encoding');
+  // The stub's answer is under 1,024 bytes: compressed only for a caller that refuses identity.
+  const small = await rawInsights('/v1/insights/market?region=north', 'gzip');
+  expect(small.encoding).toBeUndefined();
+  const refused = await rawInsights('/v1/insights/market?region=north', 'gzip, identity;q=0');
+  expect(refused.status).toBe(200);
+  expect(refused.encoding).toBe('gzip');
+  expect(refused.vary).toBe('Accept-Encoding');
+  const decoded = JSON.parse(zlib.gunzipSync(refused.bytes).toString()) as unknown;
+  expect(Object.keys(decoded as object).sort()).toEqual(Object.keys(JSON.parse(plain.bytes.toString()) as object).sort());
 });
 
 test('insights configured without INSIGHTS_IDENTITY_SECRET: start-up stops with one line naming the variable', async () => {
