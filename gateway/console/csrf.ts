@@ -1,14 +1,11 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors';
+import { formTokenMatches } from '../http/form-token';
 import type { Session } from './sessions';
 
 /** Constant-time check of a form's CSRF field against the session's. */
 export function csrfMatches(session: Session, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(session.csrf);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return formTokenMatches(session.csrf, given);
 }
 
 /** A POST from another origin is refused whatever it carries (SameSite=Strict and CSRF tokens are the main guard). */

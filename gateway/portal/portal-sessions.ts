@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { formTokenMatches } from '../http/form-token';
 import type { RedisClient } from '../redis/connect';
 
 /** A session ends this long after sign-in, whatever happens (CONTRACT part 8). */
@@ -44,10 +45,7 @@ function remainingMs(s: Stored, now: number): number {
 
 /** Constant-time check of a form's CSRF field against the session's. */
 export function csrfMatches(session: PortalSession, given: unknown): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(session.csrf);
-  const b = Buffer.from(given);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return formTokenMatches(session.csrf, given);
 }
 
 function fresh(accountId: string, email: string | null, now: number): Stored {
