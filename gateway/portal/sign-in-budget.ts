@@ -1,3 +1,4 @@
+import { createGuessBudget, DEFAULT_GUESS_BUDGET } from '../operators/guess-budget';
 import type { RedisClient } from '../redis/connect';
 
 /** Failed sign-ins one address may make in a UTC minute; more are refused until the minute ends. */
@@ -20,24 +21,18 @@ export interface SignInBudget {
 const minuteOf = (now: number): number => Math.floor(now / 60_000);
 const retryAfter = (now: number): number => Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000));
 
+/**
+ * This instance's budget: the operators' guess budget (operators/guess-budget.ts), so the table is
+ * bounded the same way (at most 10,000 addresses a minute; the rest share one budget, never off).
+ */
 export function createMemorySignInBudget(perMinute = FAILED_SIGN_INS_PER_MINUTE, now: () => number = Date.now): SignInBudget {
-  let minute = -1;
-  let counts = new Map<string, number>();
-  const current = (): Map<string, number> => {
-    const m = minuteOf(now());
-    if (m !== minute) {
-      minute = m;
-      counts = new Map();
-    }
-    return counts;
-  };
+  const budget = createGuessBudget({ ...DEFAULT_GUESS_BUDGET, perMinute, now });
   return {
     async allowed(address) {
-      return (current().get(address) ?? 0) < perMinute;
+      return budget.waitFor(address) === undefined;
     },
     async failed(address) {
-      const c = current();
-      c.set(address, (c.get(address) ?? 0) + 1);
+      budget.failed(address);
     },
     retryAfterSeconds: () => retryAfter(now()),
   };
