@@ -1,10 +1,12 @@
 /**
  * Traces (CONTRACT part 9): a gateway and a data service exporting to an OTLP/HTTP collector the
- * test runs (JSON encoding), with the Redis key store so the key look-up leaves the process.
+ * test runs, with the Redis key store so the key look-up leaves the process. Exports use the
+ * default encoding, http/protobuf (no OTEL_EXPORTER_OTLP_PROTOCOL, as operators run it), and one
+ * gateway uses http/json; each collector takes only its encoding's Content-Type.
  * One trace holds the gateway's server span, its children (key look-up, limit check, upstream call)
- * and the data service's span; a caller's traceparent is continued; a ratio-0 sampler records
- * nothing; no key value or hash is in any attribute; a hanging or stopped collector does not slow
- * requests, and the dropped spans are counted in /metrics.
+ * and the data service's span, whichever encoding the gateway exports in; a caller's traceparent is
+ * continued; a ratio-0 sampler records nothing; no key value or hash is in any attribute; a hanging
+ * or stopped collector does not slow requests, and the dropped spans are counted in /metrics.
  */
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
@@ -23,7 +25,10 @@ const PAGE = '/v1/properties?country=GB&limit=3';
 const SERVER = 2;
 const CLIENT = 3;
 
+/** The data service's and the main gateway's collector: http/protobuf, the default. */
 let receiver: OtlpReceiver;
+/** The collector of the gateway started with OTEL_EXPORTER_OTLP_PROTOCOL=http/json. */
+let jsonReceiver: OtlpReceiver;
 let redisServer: RedisServer;
 let redis: Redis;
 let backend: Proc | undefined;
@@ -33,7 +38,8 @@ const keyValues: string[] = [];
 
 const otel = (collector: OtlpReceiver, extra: Record<string, string> = {}): Record<string, string> => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  // OTEL_EXPORTER_OTLP_PROTOCOL unset: http/protobuf, unless the collector takes JSON.
+  ...(collector.protocol === 'http/json' ? { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } : {}),
   OTEL_BSP_SCHEDULE_DELAY: '50',
   ...extra,
 });
@@ -44,16 +50,20 @@ async function until<T>(find: () => T | undefined, what: string, timeoutMs = 15_
   for (;;) {
     const found = find();
     if (found !== undefined && found !== false) return found;
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms: ${what}`);
+    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms: ${what}${refusals()}`);
     await sleep(25);
   }
 }
+
+/** What the collectors refused (an export in the wrong encoding, say), for a failure's message. */
+const refusals = (): string =>
+  [receiver, jsonReceiver].flatMap((c) => (c?.refused ?? []).map((why) => `\n  ${c.protocol} collector refused: ${why}`)).join('');
 
 const gatewaySpan = (traceId: string): ReceivedSpan | undefined =>
   receiver.spans.find((s) => s.traceId === traceId && s.service === 'listings-gateway' && s.kind === SERVER);
 
 beforeAll(async () => {
-  receiver = await startOtlpReceiver();
+  [receiver, jsonReceiver] = await Promise.all([startOtlpReceiver(), startOtlpReceiver('http/json')]);
   redisServer = await startRedis();
   redis = new Redis(redisServer.url);
   const b = await startProcess('backend-mock/main.js', { BACKEND_PORT: '0', LISTINGS_FILE: writeListingsFile(fixtureListings()), LOG_LEVEL: 'info', ...otel(receiver) });
@@ -69,19 +79,24 @@ afterAll(async () => {
   redis?.disconnect();
   await redisServer?.stop();
   await receiver?.close();
+  await jsonReceiver?.close();
 });
 
-test('one trace: the gateway server span, its key look-up, limit check and upstream call, and the data service span under the call', async () => {
-  const value = await provision('traced');
-  const answer = await getWithKey(stack.url, PAGE, value);
+/**
+ * Checks one request's trace: the gateway's spans at `collector`, the data service's at `receiver`
+ * (http/protobuf), joined by the traceparent of the gateway's upstream call.
+ */
+async function expectOneTrace(gateway: Proc, collector: OtlpReceiver, keyId: string): Promise<void> {
+  const value = await provision(keyId);
+  const answer = await getWithKey(gateway.url, PAGE, value);
   expect(answer.status).toBe(200);
-  const server = await until(() => receiver.spans.find((s) => s.kind === SERVER && s.service === 'listings-gateway' && s.attributes['listings.key_id'] === 'traced'), 'the server span');
-  const inTrace = (): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === server.traceId);
+  const server = await until(() => collector.spans.find((s) => s.kind === SERVER && s.service === 'listings-gateway' && s.attributes['listings.key_id'] === keyId), 'the server span');
+  const inTrace = (): ReceivedSpan[] => collector.spans.filter((s) => s.traceId === server.traceId);
   const call = await until(() => inTrace().find((s) => s.service === 'listings-gateway' && s.kind === CLIENT && s.name === 'GET'), 'the upstream call span');
-  const data = await until(() => inTrace().find((s) => s.service === 'listings-data-service'), 'the data service span');
+  const data = await until(() => receiver.spans.find((s) => s.traceId === server.traceId && s.service === 'listings-data-service'), 'the data service span');
 
   expect(server).toMatchObject({ name: 'GET /v1/properties', parentSpanId: '' });
-  expect(server.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/v1/properties', 'http.response.status_code': 200, 'listings.key_id': 'traced' });
+  expect(server.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/v1/properties', 'http.response.status_code': 200, 'listings.key_id': keyId });
   expect(server.attributes['listings.error']).toBeUndefined();
   const lookup = inTrace().find((s) => s.name === 'keys.lookup');
   expect(lookup).toMatchObject({ parentSpanId: server.spanId, kind: CLIENT, attributes: { 'db.system.name': 'redis' } });
@@ -96,8 +111,19 @@ test('one trace: the gateway server span, its key look-up, limit check and upstr
   expect(data.attributes).toMatchObject({ 'http.response.status_code': 200 });
 
   // The access line names the recorded span.
-  const line = accessLines(stack.gateway.output).find((l) => l.req.id === answer.headers['x-request-id']);
+  const line = accessLines(gateway.output).find((l) => l.req.id === answer.headers['x-request-id']);
   expect(line).toMatchObject({ trace_id: server.traceId, span_id: server.spanId });
+  expect(collector.refused).toEqual([]);
+  expect(receiver.refused).toEqual([]);
+}
+
+test('one trace exported in http/protobuf, the default: the gateway server span, its key look-up, limit check and upstream call, and the data service span under the call', async () => {
+  await expectOneTrace(stack.gateway, receiver, 'traced');
+});
+
+test('the same trace from a gateway exporting in http/json, its data service span still in protobuf', async () => {
+  const gateway = await stack.startGateway({ ...redisEnv(), ...otel(jsonReceiver) });
+  await expectOneTrace(gateway, jsonReceiver, 'traced-json');
 });
 
 test("a caller's traceparent is continued (same trace id, the caller's span as parent); a refusal carries listings.error", async () => {
@@ -126,7 +152,8 @@ test('parentbased_traceidratio with ratio 0 records nothing, at the gateway or t
   await until(() => receiver.spans.find((s) => s.traceId === marker && s.service === 'listings-data-service'), 'the marker trace');
   await sleep(300);
   expect(receiver.spans.filter((s) => s.service === 'gateway-ratio-0')).toEqual([]);
-  const gatewayTraces = new Set(receiver.spans.filter((s) => s.service === 'listings-gateway').map((s) => s.traceId));
+  // (The http/json gateway's spans are at its own collector, its data service spans here.)
+  const gatewayTraces = new Set([...receiver.spans, ...jsonReceiver.spans].filter((s) => s.service === 'listings-gateway').map((s) => s.traceId));
   expect(receiver.spans.filter((s) => s.service === 'listings-data-service' && !gatewayTraces.has(s.traceId))).toEqual([]);
   expect(accessLines(quiet.output).filter((l) => 'trace_id' in l)).toEqual([]);
 });
@@ -168,9 +195,10 @@ test("the insights service gets a traceparent naming the gateway's client span, 
   }
 });
 
-test('no attribute of any span carries a key value or its hash', async () => {
+test('no attribute of any span carries a key value or its hash, in either encoding', async () => {
   expect(receiver.spans.length).toBeGreaterThan(5);
-  const text = JSON.stringify(receiver.spans);
+  expect(jsonReceiver.spans.length).toBeGreaterThan(3);
+  const text = JSON.stringify([...receiver.spans, ...jsonReceiver.spans]);
   for (const value of keyValues) {
     expect(text).not.toContain(value);
     expect(text).not.toContain(sha256Hex(value));

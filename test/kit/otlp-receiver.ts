@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeOtlpProtobuf } from './otlp-protobuf';
 
-/** One span as an OTLP/HTTP JSON export carries it, flattened with its service's name. */
+/** One span of an OTLP/HTTP export, flattened with its service's name. */
 export interface ReceivedSpan {
   service: string;
   traceId: string;
@@ -13,17 +14,28 @@ export interface ReceivedSpan {
   attributes: Record<string, string | number | boolean>;
 }
 
+/** OTEL_EXPORTER_OTLP_PROTOCOL's two OTLP/HTTP encodings; `http/protobuf` is the specification's default. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+/** The Content-Type each encoding is exported with (OTLP/HTTP specification). */
+export const OTLP_CONTENT_TYPES: Readonly<Record<OtlpProtocol, string>> = { 'http/protobuf': 'application/x-protobuf', 'http/json': 'application/json' };
+
 export interface OtlpReceiver {
   /** The base URL, for OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended by the exporter). */
   readonly url: string;
+  /** The only encoding taken; an export in the other is refused. */
+  readonly protocol: OtlpProtocol;
   readonly spans: ReceivedSpan[];
   /** Export requests received (whatever the mode). */
   readonly requests: number;
+  /** Why each refused request was refused (wrong path, Content-Type or encoding, undecodable body): empty when all is well. */
+  readonly refused: string[];
   /** `ok` answers 200; `hang` reads the export and never answers. */
   mode: 'ok' | 'hang';
   close(): Promise<void>;
 }
 
+// Both encodings decode to this shape (OTLP/JSON's; 64-bit integers may be numbers or strings there).
 type AnyValue = { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
 interface ExportRequest {
@@ -37,9 +49,8 @@ const valueOf = (v: AnyValue): string | number | boolean =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? '';
 const attributesOf = (list: KeyValue[] = []): Record<string, string | number | boolean> => Object.fromEntries(list.map((kv) => [kv.key, valueOf(kv.value)]));
 
-/** Decodes an OTLP/HTTP JSON `ExportTraceServiceRequest` into flat spans (ids in hex, as OTLP/JSON has them). */
-export function decodeOtlpJson(body: string): ReceivedSpan[] {
-  const request = JSON.parse(body) as ExportRequest;
+/** The spans of an `ExportTraceServiceRequest`, flat (ids in hex, as OTLP/JSON has them). */
+export function flattenSpans(request: ExportRequest): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];
   for (const rs of request.resourceSpans ?? []) {
     const service = String(attributesOf(rs.resource?.attributes)['service.name'] ?? '');
@@ -52,17 +63,40 @@ export function decodeOtlpJson(body: string): ReceivedSpan[] {
   return out;
 }
 
+/** Decodes an OTLP/HTTP JSON `ExportTraceServiceRequest` into flat spans. */
+export const decodeOtlpJson = (body: string): ReceivedSpan[] => flattenSpans(JSON.parse(body) as ExportRequest);
+
+const decoders: Record<OtlpProtocol, (body: Buffer) => ReceivedSpan[]> = {
+  'http/protobuf': (body) => flattenSpans(decodeOtlpProtobuf(body)),
+  'http/json': (body) => decodeOtlpJson(body.toString('utf8')),
+};
+
+/** Why an export is not taken, or undefined when it is. */
+function refusal(req: http.IncomingMessage, protocol: OtlpProtocol): string | undefined {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const encoding = req.headers['content-encoding'] ?? 'identity';
+  if (req.method !== 'POST' || req.url !== '/v1/traces') return `${req.method} ${req.url}: not POST /v1/traces`;
+  if (type !== OTLP_CONTENT_TYPES[protocol]) return `Content-Type ${JSON.stringify(type)} where ${protocol} sends ${OTLP_CONTENT_TYPES[protocol]}`;
+  if (encoding !== 'identity') return `Content-Encoding ${encoding}: not expected (OTEL_EXPORTER_OTLP_COMPRESSION is not set)`;
+  return undefined;
+}
+
 /**
- * An OTLP/HTTP collector for tests, on a free loopback port: takes `POST /v1/traces` in the JSON
- * encoding (OTEL_EXPORTER_OTLP_PROTOCOL=http/json) and keeps the spans, or hangs when told to.
+ * An OTLP/HTTP collector for tests, on a free loopback port: takes `POST /v1/traces` in one encoding,
+ * protobuf (the default) or JSON, and keeps the spans, or hangs when told to. An export with the
+ * other encoding's Content-Type is answered 415 and noted in `refused`, so a suite can tell which
+ * encoding the exporter really used.
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(protocol: OtlpProtocol = 'http/protobuf'): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const refused: string[] = [];
   let requests = 0;
   const hanging = new Set<http.ServerResponse>();
   const receiver = {
     url: '',
+    protocol,
     spans,
+    refused,
     get requests() {
       return requests;
     },
@@ -82,12 +116,21 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         hanging.add(res);
         return;
       }
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !/json/.test(req.headers['content-type'] ?? '')) {
+      const why = refusal(req, protocol);
+      if (why) {
+        refused.push(why);
+        res.writeHead(why.startsWith('Content-Type') ? 415 : 400).end();
+        return;
+      }
+      try {
+        spans.push(...decoders[protocol](Buffer.concat(chunks)));
+      } catch (err) {
+        refused.push(`undecodable ${protocol} export: ${(err as Error).message}`);
         res.writeHead(400).end();
         return;
       }
-      spans.push(...decodeOtlpJson(Buffer.concat(chunks).toString('utf8')));
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      // An empty ExportTraceServiceResponse: no bytes in protobuf, `{}` in JSON.
+      res.writeHead(200, { 'content-type': OTLP_CONTENT_TYPES[protocol] }).end(protocol === 'http/json' ? '{}' : '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
