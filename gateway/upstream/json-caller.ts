@@ -183,7 +183,8 @@ const REQUEST_ABORTED = new undiciErrors.RequestAbortedError();
  * GET over one undici `Pool` to one upstream: keep-alive connections, reused; a timeout for the
  * whole call (connect, head and body); the caller's abort passed on. Every failure is a value:
  * unreachable, timeout, 503 (unavailable), a non-JSON 2xx (unreadable) or non-JSON error
- * (server_error), aborted. Only `accept` and `x-request-id` are sent: never the caller's headers.
+ * (server_error), aborted. Only `accept`, `accept-encoding: identity` and `x-request-id` are sent (and
+ * the trace context when traced): never the caller's headers.
  */
 export function createJsonCaller(baseUrl: string, timeoutMs: number, connections = 128): JsonCaller {
   const base = new URL(baseUrl);
@@ -197,7 +198,9 @@ export function createJsonCaller(baseUrl: string, timeoutMs: number, connections
   });
 
   // The call's own headers (e.g. the caller's signed identity for insights), then the gateway's, which win.
-  const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'x-request-id': ctx.requestId });
+  // `accept-encoding: identity`: the answer is read as bytes (a page's listings pass through as they
+  // are), so an upstream behind a compressing proxy must not compress it.
+  const baseHeaders = (ctx: CallContext): Record<string, string> => ({ ...ctx.headers, accept: 'application/json', 'accept-encoding': 'identity', 'x-request-id': ctx.requestId });
 
   function call(pathAndQuery: string, ctx: CallContext, headers: Record<string, string>): Promise<RawAnswer> {
     // Aborted already (the caller left before the call): nothing to ask, and no 'abort' event will

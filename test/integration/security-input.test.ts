@@ -72,7 +72,7 @@ let sequence = 0;
 const nextRequestId = (): string => `sec-in-${++sequence}`;
 
 /** Headers the gateway may send upstream: its own, never the caller's (x-page-format: the page format it asks for). */
-const UPSTREAM_HEADERS = new Set(['host', 'accept', 'x-request-id', 'connection', 'x-page-format']);
+const UPSTREAM_HEADERS = new Set(['host', 'accept', 'accept-encoding', 'x-request-id', 'connection', 'x-page-format']);
 const UPSTREAM_LIST_PARAMETERS = new Set(['country', 'listing_type', 'property_type', 'limit', 'after']);
 const ENTITLED = new Set(['GB', 'FR']);
 
@@ -80,6 +80,7 @@ const ENTITLED = new Set(['GB', 'FR']);
 function checkUpstream(r: UpstreamRequest, path: string): string | undefined {
   for (const name of Object.keys(r.headers)) if (!UPSTREAM_HEADERS.has(name)) return `header ${name} forwarded`;
   if (r.headers['x-page-format'] !== undefined && r.headers['x-page-format'] !== 'public-array') return 'x-page-format forwarded';
+  if (r.headers['accept-encoding'] !== 'identity') return `accept-encoding ${String(r.headers['accept-encoding'])} (the gateway's is identity)`;
   if (r.method !== 'GET') return `method ${r.method}`;
   if (path.startsWith('/v1/properties/')) {
     const m = /^\/internal\/v1\/listings\/([A-Z]{2})\/([^/?]+)$/.exec(r.url);

@@ -96,7 +96,7 @@ function expectNoSecrets(a: Answer): void {
 
 describe('requests to the upstreams carry the gateway\'s own headers only', () => {
   // x-page-format: the page format the gateway asks a listing store for (its own header, a fixed value).
-  const ALLOWED = ['accept', 'connection', 'host', 'x-page-format', 'x-request-id'];
+  const ALLOWED = ['accept', 'accept-encoding', 'connection', 'host', 'x-page-format', 'x-request-id'];
   const SENT: Record<string, string> = {
     connection: 'keep-alive, x-hop-secret, keep-alive',
     'x-hop-secret': 'hop-by-hop-value',
@@ -115,6 +115,7 @@ describe('requests to the upstreams carry the gateway\'s own headers only', () =
     'x-original-url': '/internal/admin',
     'x-http-method-override': 'DELETE',
     'x-custom': 'caller-custom',
+    'accept-encoding': 'br, gzip',
   };
   const CASES: Array<[string, string, string]> = [
     ['a page', '/v1/properties?country=GB&limit=2', 'std'],
@@ -134,6 +135,7 @@ describe('requests to the upstreams carry the gateway\'s own headers only', () =
     if (path.startsWith('/v1/insights')) expect(upstream!.headers['x-listings-caller-signature']).toMatch(/^v1=/);
     expect(upstream!.headers.connection ?? 'keep-alive').toBe('keep-alive');
     expect(upstream!.headers['x-page-format'] ?? 'public-array').toBe('public-array');
+    expect(upstream!.headers['accept-encoding']).toBe('identity'); // the gateway's, not the caller's
     const everything = `${upstream!.url}\n${upstream!.rawHeaders.join('\n')}`;
     for (const v of [...ALL_VALUES, ...Object.values(SENT).filter((s) => s !== 'keep-alive' && s !== 'http' && s !== 'trailers')]) expect(everything).not.toContain(v);
   });
