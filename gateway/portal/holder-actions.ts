@@ -52,13 +52,19 @@ function adminOf(d: HolderDeps): KeyAdmin {
   return d.keys.admin;
 }
 
-/** At most this many requests of a key wait for the provider at once (a holder cannot flood the operators). */
-export const MAX_PENDING_REQUESTS = 5;
+/**
+ * At most this many requests of a key wait for the provider at once: a holder cannot flood the
+ * operators (each request is an audit entry and a webhook), and no real holder needs more.
+ */
+export const MAX_PENDING_REQUESTS = 50;
 
-/** A request for the key, unless the same one is pending or the key has MAX_PENDING_REQUESTS pending. */
+/**
+ * Records a request for the key. The same change pending already (a form sent twice) records
+ * nothing new and answers as the first did; a key with MAX_PENDING_REQUESTS pending is refused.
+ */
 async function ask(store: RequestStore, accountId: string, keyId: string, change: RequestChange, field: string): Promise<void> {
   const { requests: pending } = await store.list({ accountId, keyId, status: 'pending', limit: MAX_PENDING_REQUESTS });
-  if (pending.some((r) => JSON.stringify(r.change) === JSON.stringify(change))) throw new FieldProblem(field, 'You have asked for this already: your provider has not decided yet.');
+  if (pending.some((r) => JSON.stringify(r.change) === JSON.stringify(change))) return;
   if (pending.length >= MAX_PENDING_REQUESTS) throw new FieldProblem(field, `This key has ${MAX_PENDING_REQUESTS} requests waiting for your provider's decision: ask again once they are decided.`);
   await store.create({ keyId, accountId, change });
 }
