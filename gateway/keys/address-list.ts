@@ -173,3 +173,32 @@ export function addressMatcher(entries: readonly string[]): AddressMatcher {
     },
   };
 }
+
+/** An address or range of `normaliseAddressEntry`'s output as [first, last + 1] in its family. */
+function span(entry: string): { kind: string; from: bigint; to: bigint } {
+  const [address, prefix] = entry.includes('/') ? ipaddr.parseCIDR(entry) : [ipaddr.parse(entry), undefined];
+  const width = address.kind() === 'ipv4' ? 32 : 128;
+  const from = BigInt(`0x${Buffer.from(address.toByteArray()).toString('hex')}`);
+  return { kind: address.kind(), from, to: from + (1n << BigInt(width - (prefix ?? width))) };
+}
+
+/**
+ * The family whose every address the entries cover between them (`0.0.0.0/1` with `128.0.0.0/1`:
+ * IPv4), or undefined: `any` spelt another way, which the holders' portal refuses as it refuses `any`.
+ * Entries that do not parse (and `any` itself) are left to the other checks.
+ */
+export function coveredFamily(entries: readonly string[]): 'IPv4' | 'IPv6' | undefined {
+  const spans = entries.flatMap((e) => {
+    const n = normaliseAddressEntry(e);
+    return n.ok && n.value !== ANY_ADDRESS ? [span(n.value)] : [];
+  });
+  for (const [kind, width, name] of [['ipv4', 32n, 'IPv4'], ['ipv6', 128n, 'IPv6']] as const) {
+    let covered = 0n;
+    for (const s of spans.filter((x) => x.kind === kind).sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
+      if (s.from > covered) break;
+      if (s.to > covered) covered = s.to;
+    }
+    if (covered === 1n << width) return name;
+  }
+  return undefined;
+}

@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { ANY_ADDRESS } from '../keys/address-list';
+import { ANY_ADDRESS, coveredFamily } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
 import type { RequestStore } from '../requests/request-store';
+import type { RequestChange } from '../requests/subscription-request';
 import { ApiError } from '../errors';
 import { normaliseCountry } from '../validation/iso-countries';
 import { FieldProblem, formField, MAX_FIELD_LENGTH } from './form-input';
@@ -27,6 +28,8 @@ function parseAddresses(text: string, allowAny: boolean): string[] {
   if (!list.length) throw new FieldProblem('addresses', 'Give at least one address.');
   if (list.length > MAX_ADDRESSES) throw new FieldProblem('addresses', `At most ${MAX_ADDRESSES} addresses (${list.length} given).`);
   if (!allowAny && list.some((a) => a.toLowerCase() === ANY_ADDRESS)) throw new FieldProblem('addresses', '"any" (every address) is not allowed: list your servers\' addresses.');
+  const every = allowAny ? undefined : coveredFamily(list);
+  if (every) throw new FieldProblem('addresses', `Together these ranges allow every ${every} address, as "any" would: list your servers' addresses.`);
   return list.map((a) => (a.toLowerCase() === ANY_ADDRESS ? ANY_ADDRESS : a));
 }
 
@@ -47,6 +50,23 @@ function parseCountries(text: string, covered: readonly string[]): string[] {
 function adminOf(d: HolderDeps): KeyAdmin {
   if (!d.keys.admin) throw new ApiError('forbidden', {}, undefined, `Read-only: keys come from ${d.keys.source}; nothing was changed.`);
   return d.keys.admin;
+}
+
+/**
+ * At most this many requests of a key wait for the provider at once: a holder cannot flood the
+ * operators (each request is an audit entry and a webhook), and no real holder needs more.
+ */
+export const MAX_PENDING_REQUESTS = 50;
+
+/**
+ * Records a request for the key. The same change pending already (a form sent twice) records
+ * nothing new and answers as the first did; a key with MAX_PENDING_REQUESTS pending is refused.
+ */
+async function ask(store: RequestStore, accountId: string, keyId: string, change: RequestChange, field: string): Promise<void> {
+  const { requests: pending } = await store.list({ accountId, keyId, status: 'pending', limit: MAX_PENDING_REQUESTS });
+  if (pending.some((r) => JSON.stringify(r.change) === JSON.stringify(change))) return;
+  if (pending.length >= MAX_PENDING_REQUESTS) throw new FieldProblem(field, `This key has ${MAX_PENDING_REQUESTS} requests waiting for your provider's decision: ask again once they are decided.`);
+  await store.create({ keyId, accountId, change });
 }
 
 function requestsOf(d: HolderDeps): RequestStore {
@@ -102,7 +122,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     const key = await d.keys.show(id);
     const added = parseCountries(formField(req, 'countries'), key.countries);
     if (mode === 'direct') await admin().set(id, { countries: [...key.countries, ...added] });
-    else await requests().create({ keyId: id, accountId: holderOf(res).account.id, change: { countries: added } });
+    else await ask(requests(), holderOf(res).account.id, id, { countries: added }, 'countries');
     done(res, id, mode === 'direct' ? 'countries' : 'requested');
   }));
 
@@ -114,7 +134,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     const key = await d.keys.show(id);
     if (key.tier === 'advanced') throw new FieldProblem('tier', 'The key is Advanced already.');
     if (mode === 'direct') await admin().set(id, { tier });
-    else await requests().create({ keyId: id, accountId: holderOf(res).account.id, change: { tier } });
+    else await ask(requests(), holderOf(res).account.id, id, { tier }, 'tier');
     done(res, id, mode === 'direct' ? 'tier' : 'requested');
   }));
 

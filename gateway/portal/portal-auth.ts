@@ -50,7 +50,10 @@ export function createAuthRouter(d: AuthDeps): Router {
     send(res, 429, tooManyPage(seconds));
     return true;
   };
-  const startSession = async (res: Response, accountId: string, email: string | null): Promise<void> => {
+  /** A new session id at every sign-in; the session this browser held before (if any) ends. */
+  const startSession = async (req: Request, res: Response, accountId: string, email: string | null): Promise<void> => {
+    const previous = jar.read(req, SESSION_COOKIE);
+    if (previous) await d.sessions.end(previous);
     const session = await d.sessions.create(accountId, email);
     jar.set(res, SESSION_COOKIE, session.id, '/portal', Math.floor(SESSION_ABSOLUTE_MS / 1000));
     d.logger.info({ channel: 'portal', account: accountId, by: email ?? 'link' }, 'portal sign-in');
@@ -65,7 +68,7 @@ export function createAuthRouter(d: AuthDeps): Router {
     const accountId = await d.links.redeem(formField(req, 'token'));
     const account = accountId ? await d.accounts.get(accountId) : undefined;
     if (!account) return signInFailed(req, res, 400, BAD_LINK_MESSAGE, 'link');
-    await startSession(res, account.id, null);
+    await startSession(req, res, account.id, null);
   });
 
   router.get('/login', async (_req, res) => {
@@ -96,7 +99,7 @@ export function createAuthRouter(d: AuthDeps): Router {
       d.logger.warn({ channel: 'portal', why: identity ? 'no account for this verified email' : 'no email claim' }, 'portal sign-in refused');
       return send(res, 403, messagePage({}, 'No account', NO_ACCOUNT_MESSAGE, 'error', { href: '/portal/sign-in', text: 'Back to sign-in' }));
     }
-    await startSession(res, account.id, identity.email);
+    await startSession(req, res, account.id, identity.email);
   });
   return router;
 }

@@ -55,7 +55,7 @@ ${days.map((day) => {
 /** One key of the signed-in account: its state, use, history, changes, and the changes the policy allows. */
 export function keyPage(ctx: PortalContext, d: KeyPageData): string {
   const k = d.key;
-  const done = d.done ? DONE[d.done] : undefined;
+  const done = d.done && Object.hasOwn(DONE, d.done) ? DONE[d.done] : undefined;
   const problem = d.problem ? html`<p class="notice error" role="alert">The form has a problem: see the message beside the field. Nothing was changed.</p>` : '';
   return layout(`Key ${k.id}`, ctx, html`
 ${done ? html`<p class="notice info" role="status">${done}</p>` : ''}${problem}
