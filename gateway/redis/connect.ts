@@ -67,8 +67,11 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
         enableOfflineQueue: false,
         enableAutoPipelining: autoPipelining,
         clusterRetryStrategy: backoff,
-        // After a master dies, ask the cluster for the new slot owners soon and often.
-        retryDelayOnFailover: 100,
+        // No re-send after "Connection is closed.": ioredis would send the command again once the slots
+        // are refreshed, and a write the node ran before the cut (a consume, a flush) would run twice.
+        // It fails instead, as on one Redis; MOVED, ASK, TRYAGAIN and CLUSTERDOWN (not run) are still
+        // followed, and a MOVED or the interval below finds the new slot owners after a failover.
+        retryDelayOnFailover: 0,
         retryDelayOnClusterDown: 100,
         retryDelayOnTryAgain: 100,
         slotsRefreshTimeout: 2000,

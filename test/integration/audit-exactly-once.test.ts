@@ -179,7 +179,7 @@ describe('a Redis Cluster', () => {
     // The gateway's cluster client (connect.ts), reaching each node through its proxy.
     client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: natMap[n.address]!.port })), {
       redisOptions: nodeOptions(topology, ADMIN_TIMEOUT_MS), enableOfflineQueue: false, enableAutoPipelining: false, clusterRetryStrategy: backoff,
-      retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
+      retryDelayOnFailover: 0, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
     });
     direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
     await whenReady(client, 20_000);
