@@ -54,16 +54,6 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function until<T>(value: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await value();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not reached (last ${String(v)})`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** The master serving the slot of `keyId`'s keys (their `{id}` hash tag): the node behind the proxy it announces. */
 async function ownerOf(keyId: string): Promise<{ proxy: TcpProxy; redis: Redis }> {
   const slot = Number((await redisCli(cluster.nodes[0]!.port, 'cluster', 'keyslot', keyId)).trim());
@@ -102,7 +92,7 @@ async function gatewayOnCluster(key: KeySpec, extra: Record<string, string>): Pr
 async function cutAfterApplied(proxy: TcpProxy, send: () => Promise<unknown>, applied: () => Promise<boolean>): Promise<void> {
   proxy.delay(DELAY_MS);
   const sent = send();
-  await until(applied, (v) => v, 10 * DELAY_MS);
+  await eventually('Redis has run the write', applied, { timeoutMs: 10 * DELAY_MS, intervalMs: 10 });
   proxy.reset();
   await new Promise((r) => setTimeout(r, 200));
   proxy.pass();
@@ -142,7 +132,7 @@ it('a usage flush run by a cluster node whose answer is lost is not sent again: 
   const today = new Date().toISOString();
   const accepted = async (): Promise<number> => Number((await redis.hget(`lgw:{${key.id}}:usage:${today.slice(0, 7)}`, today.slice(8, 10))) ?? 0);
   for (let i = 0; i < 3; i++) expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
-  await until(accepted, (n) => n === 3);
+  await eventually('3 requests in the usage history', async () => (await accepted()) === 3);
   // Five more requests, flushed together while the proxy is slow: the flush is cut after Redis ran it.
   await cutAfterApplied(
     proxy,

@@ -12,6 +12,7 @@ import {
 import { startProcess, type RunningProcess } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
+import { eventually } from '../kit/timing';
 
 jest.setTimeout(90_000);
 
@@ -37,16 +38,6 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function until<T>(value: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await value();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not reached (last ${String(v)})`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** A gateway with the keys file and its Redis (counters, usage) behind a proxy of its own. */
 async function gatewayBehindProxy(key: KeySpec, extra: Record<string, string>): Promise<{ gateway: RunningProcess; proxy: TcpProxy }> {
   const proxy = await startTcpProxy(redisServer.port, { resp: true });
@@ -68,14 +59,14 @@ async function gatewayBehindProxy(key: KeySpec, extra: Record<string, string>): 
 async function cutAfterApplied(proxy: TcpProxy, send: () => Promise<unknown>, applied: () => Promise<boolean>): Promise<void> {
   proxy.delay(DELAY_MS);
   const sent = send();
-  await until(applied, (v) => v, 10 * DELAY_MS);
+  await eventually('Redis has run the write', applied, { timeoutMs: 10 * DELAY_MS, intervalMs: 10 });
   const connections = Math.max(0, ...proxy.commands.map((c) => c.connection));
   proxy.reset();
   await new Promise((r) => setTimeout(r, 200));
   proxy.pass();
   await sent;
   // Reconnected: a new connection has spoken (ioredis' ready check), and any re-sent command with it.
-  await until(async () => proxy.commands.some((c) => c.connection > connections), (v) => v);
+  await eventually('a new connection has spoken', () => proxy.commands.some((c) => c.connection > connections));
   await new Promise((r) => setTimeout(r, 1000));
 }
 
@@ -106,7 +97,7 @@ it('a usage flush run by Redis whose answer is lost is not run again after the r
   const today = new Date().toISOString();
   const accepted = async (): Promise<number> => Number((await redis.hget(`lgw:{${key.id}}:usage:${today.slice(0, 7)}`, today.slice(8, 10))) ?? 0);
   for (let i = 0; i < 3; i++) expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
-  await until(accepted, (n) => n === 3);
+  await eventually('3 requests in the usage history', async () => (await accepted()) === 3);
   // Five more requests, flushed together while the proxy is slow: the flush's HINCRBY is cut after Redis ran it.
   await cutAfterApplied(
     proxy,
