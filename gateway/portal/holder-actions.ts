@@ -138,9 +138,13 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     done(res, id, mode === 'direct' ? 'tier' : 'requested');
   }));
 
-  router.post('/keys/:id/roll', h.ownKey, change(undefined, async (_req, res, id) => {
+  router.post('/keys/:id/roll', h.ownKey, change(undefined, async (req, res, id) => {
     const policy = d.policy();
     if (!policy.roll) throw refused('roll keys');
+    // The page's form names the key's state it was shown for (`version`): a second click, or the
+    // result page sent again, would roll twice and end the grace of the value servers still use.
+    const version = formField(req, 'version');
+    if (version && version !== (await d.keys.show(id)).updated_at) return done(res, id, 'not-rolled');
     const rolled = await admin().roll(id, policy.rollGraceSeconds);
     const after = await d.keys.show(id);
     res.status(201).type('text/html; charset=utf-8').send(rolledPage(holderOf(res).ctx, rolled.id, rolled.key, after.previous_key_valid_until));

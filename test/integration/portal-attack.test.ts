@@ -162,6 +162,24 @@ test('requests: the same one sent twice is recorded once, and a key has at most 
   expect((await post('/portal/keys/acme-1/countries', { countries: 'PT' })).status).toBe(303);
 });
 
+test('roll: the same form sent twice (a second click, a refreshed result page) rolls once; the value in use keeps its grace', async () => {
+  const page = await get('/portal/keys/acme-2');
+  const version = /name="version" value="([^"]+)"/.exec(page.text)![1]!;
+  const first = await post('/portal/keys/acme-2/roll', { version });
+  expect(first.status).toBe(201);
+  const after = await operator.admin.show('acme-2');
+  const again = await post('/portal/keys/acme-2/roll', { version });
+  expect(again.status).toBe(303);
+  expect(again.headers.location).toBe('/portal/keys/acme-2?done=not-rolled');
+  expect((await get(again.headers.location as string)).text).toContain('Nothing was rolled');
+  // Nothing changed: the grace of the value before the first roll still runs, the new value stands.
+  expect(await operator.admin.show('acme-2')).toEqual(after);
+  // The page shown now carries the new state: rolling from it works.
+  const fresh = /name="version" value="([^"]+)"/.exec((await get('/portal/keys/acme-2')).text)![1]!;
+  expect(fresh).not.toBe(version);
+  expect((await post('/portal/keys/acme-2/roll', { version: fresh })).status).toBe(201);
+});
+
 test('an account name with markup is escaped in the portal\'s header', async () => {
   const page = await get('/portal/keys');
   expect(page.text).toContain('Acme &lt;b&gt;Ltd&lt;/b&gt;');

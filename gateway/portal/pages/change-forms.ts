@@ -65,7 +65,7 @@ export function changeForms(ctx: PortalContext, k: HolderKey, policy: SelfServic
   if (k.status === 'revoked') return html``;
   return html`
 ${policy.roll || policy.revoke ? html`<div class="actions">
-  ${policy.roll ? html`<form method="post" action="${keyPath(k.id, '/roll')}">${csrfField(ctx)}<button type="submit" class="secondary" id="roll">Roll the value</button></form>` : ''}
+  ${policy.roll ? html`<form method="post" action="${keyPath(k.id, '/roll')}">${csrfField(ctx)}<input type="hidden" name="version" value="${k.updatedAt}"><button type="submit" class="secondary" id="roll">Roll the value</button></form>` : ''}
   ${policy.revoke ? html`<a class="button danger" href="${keyPath(k.id, '/revoke')}" id="revoke">Revoke…</a>` : ''}
 </div>
 ${policy.roll ? html`<p class="muted">Rolling gives a new value, shown once; the current one keeps working for ${Math.round(policy.rollGraceSeconds / 60)} minutes.</p>` : ''}` : ''}

@@ -16,6 +16,7 @@ export const DONE: Record<string, string> = {
   tier: 'The key is Advanced now: the same key covers the insights area.',
   requested: 'Your request is sent to your provider; its outcome appears under "Your requests".',
   revoked: 'The key is revoked: it no longer works anywhere.',
+  'not-rolled': 'Nothing was rolled: the key changed since that page was shown (a second click, or the result page sent again). Its last new value was shown once; roll again here if you still need another.',
 };
 
 export interface KeyPageData {
