@@ -4,10 +4,10 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import { operatorError } from '../http/operator-error';
+import { CSS, JAVASCRIPT, serveStaticAssets } from '../http/static-assets';
 import { createGuessBudget, type GuessBudget } from '../operators/guess-budget';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
 import { tooManyGuesses } from '../operators/require-role';
-import { serveAssets } from './assets';
 import type { ConsoleStore } from './console-store';
 import { requireCsrf, sameOrigin } from './csrf';
 import { field, formBody, sendPage } from './forms';
@@ -59,7 +59,11 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     });
     next();
   });
-  router.get('/assets/:name', serveAssets());
+  // The console's only static files (no inline script or style: the CSP allows neither).
+  router.get('/assets/:name', serveStaticAssets({
+    'console.css': { file: 'gateway/console/assets/console.css', type: CSS },
+    'console.js': { file: 'gateway/console/assets/console.js', type: JAVASCRIPT },
+  }));
 
   router.get('/sign-in', (_req, res) => sendPage(res, 200, signInPage()));
   const guesses = o.guesses ?? createGuessBudget();

@@ -1,13 +1,11 @@
 // gateway/portal/: the key holders' portal (PORTAL_PORT): sign-in (OpenID Connect, one-time links), sessions,
 // Origin and CSRF checks, the holder's views and changes; pages/ holds its HTML.
 import { invalidParameter } from '../http/invalid-parameter';
-import fs from 'node:fs';
-import path from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { operatorError } from '../http/operator-error';
+import { CSS, serveStaticAssets } from '../http/static-assets';
 import { ApiError } from '../errors';
-import { findRepoRoot } from '../repo-root';
 import { sameOrigin } from './origin-check';
 import { messagePage, type PortalContext } from './pages/layout';
 import { createAuthRouter, type AuthDeps } from './portal-auth';
@@ -22,17 +20,6 @@ import { FieldProblem } from './form-input';
 export const PORTAL_CSP = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export type PortalDeps = AuthDeps & HolderDeps & { logger: Logger; trustedProxies: readonly string[] };
-
-const CSS = 'text/css; charset=utf-8';
-
-/** The two stylesheets, read once: the console's (shared, not copied) and the portal's additions. */
-function loadAssets(): Map<string, Buffer> {
-  const root = findRepoRoot(__dirname);
-  return new Map([
-    ['console.css', fs.readFileSync(path.join(root, 'gateway', 'console', 'assets', 'console.css'))],
-    ['portal.css', fs.readFileSync(path.join(root, 'gateway', 'portal', 'assets', 'portal.css'))],
-  ]);
-}
 
 export function sendPage(res: Response, status: number, page: string): void {
   res.status(status).type('text/html; charset=utf-8').send(page);
@@ -50,7 +37,6 @@ export function createPortalApp(d: PortalDeps): Express {
   app.set('query parser', false);
   // The failed sign-in budget counts per client address: behind a proxy only a trusted one's word is taken.
   app.set('trust proxy', d.trustedProxies.length ? [...d.trustedProxies] : false);
-  const assets = loadAssets();
 
   app.use((_req, res, next) => {
     res.set({
@@ -63,11 +49,11 @@ export function createPortalApp(d: PortalDeps): Express {
     });
     next();
   });
-  app.get('/portal/assets/:name', (req, res) => {
-    const body = assets.get(req.params.name as string);
-    if (!body) throw new ApiError('not_found');
-    res.set('Cache-Control', 'private, max-age=300').type(CSS).send(body);
-  });
+  // The two stylesheets: the console's (shared, not copied) and the portal's additions.
+  app.get('/portal/assets/:name', serveStaticAssets({
+    'console.css': { file: 'gateway/console/assets/console.css', type: CSS },
+    'portal.css': { file: 'gateway/portal/assets/portal.css', type: CSS },
+  }));
   app.get(['/', '/portal', '/portal/'], (_req, res) => res.redirect(303, '/portal/keys'));
   // Every change, signed in or not, comes from a page of this portal (Origin, else Referer).
   app.post('/portal/{*rest}', sameOrigin(d.publicUrl));
