@@ -10,6 +10,8 @@ export interface GuessBudget {
   waitFor(address: string): number | undefined;
   /** Counts a failure; true when it used the last guess of the minute (log it then, once). */
   failed(address: string): boolean;
+  /** Takes back one failure of this minute (an attempt counted before its outcome that succeeded). */
+  forgive(address: string): void;
 }
 
 export interface GuessBudgetOptions {
@@ -48,6 +50,12 @@ export function createGuessBudget(o: GuessBudgetOptions = DEFAULT_GUESS_BUDGET):
       const n = (failures.get(at) ?? 0) + 1;
       failures.set(at, n);
       return n === o.perMinute;
+    },
+    forgive(address) {
+      current();
+      const at = slot(address);
+      const n = failures.get(at) ?? 0;
+      if (n > 0) failures.set(at, n - 1);
     },
   };
 }

@@ -37,14 +37,14 @@ const send = (res: Response, status: number, page: string): void => {
 export function createAuthRouter(d: AuthDeps): Router {
   const router = express.Router({ caseSensitive: true, strict: true });
   const jar = cookieJar(d.secureCookies);
+  // The attempt was counted when it started (overBudget): a failure leaves it counted.
   const signInFailed = async (req: Request, res: Response, status: number, message: string, why: string): Promise<void> => {
-    await d.budget.failed(clientAddress(req));
     d.logger.warn({ channel: 'portal', address: clientAddress(req), why }, 'portal sign-in refused');
     send(res, status, signInPage({ oidc: !!d.oidc, message }));
   };
-  /** Refused for the rest of the minute once the address has failed too often. */
+  /** Counts the attempt; refused for the rest of the minute once the address has failed too often. */
   const overBudget = async (req: Request, res: Response): Promise<boolean> => {
-    if (await d.budget.allowed(clientAddress(req))) return false;
+    if (await d.budget.take(clientAddress(req))) return false;
     const seconds = d.budget.retryAfterSeconds();
     res.set('Retry-After', String(seconds));
     send(res, 429, tooManyPage(seconds));
@@ -52,6 +52,7 @@ export function createAuthRouter(d: AuthDeps): Router {
   };
   /** A new session id at every sign-in; the session this browser held before (if any) ends. */
   const startSession = async (req: Request, res: Response, accountId: string, email: string | null): Promise<void> => {
+    await d.budget.giveBack(clientAddress(req)); // only failures count
     const previous = jar.read(req, SESSION_COOKIE);
     if (previous) await d.sessions.end(previous);
     const session = await d.sessions.create(accountId, email);
@@ -95,7 +96,6 @@ export function createAuthRouter(d: AuthDeps): Router {
     }
     const account = identity?.emailVerified ? await d.accounts.findByEmail(identity.email) : undefined;
     if (!identity || !account) {
-      await d.budget.failed(clientAddress(req));
       d.logger.warn({ channel: 'portal', why: identity ? 'no account for this verified email' : 'no email claim' }, 'portal sign-in refused');
       return send(res, 403, messagePage({}, 'No account', NO_ACCOUNT_MESSAGE, 'error', { href: '/portal/sign-in', text: 'Back to sign-in' }));
     }

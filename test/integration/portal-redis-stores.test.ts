@@ -65,13 +65,22 @@ test('a pending sign-in is taken once across clients', async () => {
   expect(await createRedisPendingLogins(a).take('p1')).toBeUndefined();
 });
 
-test('the failed sign-in budget is shared: failures through either client count together', async () => {
-  const now = Math.floor(Date.now() / 60_000) * 60_000 + 1_000;
+test('the failed sign-in budget is shared and counted as attempts start: 40 at once through two clients, 10 taken', async () => {
+  const minute = Math.floor(Date.now() / 60_000);
+  const now = minute * 60_000 + 1_000;
   const one = createRedisSignInBudget(a, 10, () => now);
   const two = createRedisSignInBudget(b, 10, () => now);
-  for (let i = 0; i < 5; i++) await one.failed('192.0.2.1');
-  for (let i = 0; i < 5; i++) await two.failed('192.0.2.1');
-  expect(await one.allowed('192.0.2.1')).toBe(false);
-  expect(await two.allowed('192.0.2.2')).toBe(true);
-  expect(await createRedisSignInBudget(a, 10, () => now + 60_000).allowed('192.0.2.1')).toBe(true);
+  const taken = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? one : two).take('192.0.2.1')));
+  expect(taken.filter(Boolean)).toHaveLength(10);
+  expect(await two.take('192.0.2.2')).toBe(true);
+  // A sign-in that succeeded gives its attempt back: one more may try.
+  await one.giveBack('192.0.2.1');
+  expect(await two.take('192.0.2.1')).toBe(true);
+  expect(await one.take('192.0.2.1')).toBe(false);
+  expect(await a.pttl(`lgw:portal:failed:${minute}:192.0.2.1`)).toBeGreaterThan(0);
+  // The next minute is a fresh budget; giving back where nothing was taken makes no key.
+  const next = createRedisSignInBudget(a, 10, () => now + 60_000);
+  await next.giveBack('192.0.2.9');
+  expect(await a.exists(`lgw:portal:failed:${minute + 1}:192.0.2.9`)).toBe(0);
+  expect(await next.take('192.0.2.1')).toBe(true);
 });

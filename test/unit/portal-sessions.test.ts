@@ -40,32 +40,29 @@ describe('portal sessions (memory twin of the Redis store)', () => {
   });
 });
 
-test('the failed sign-in budget: 10 per address and minute, then refused until the minute ends', async () => {
+test('the failed sign-in budget: 10 attempts per address and minute, counted as they start, then refused until the minute ends; a success is given back', async () => {
   let now = 60_000 * 1000 + 5_000;
   const budget = createMemorySignInBudget(FAILED_SIGN_INS_PER_MINUTE, () => now);
-  for (let i = 0; i < 10; i++) {
-    expect(await budget.allowed('10.0.0.1')).toBe(true);
-    await budget.failed('10.0.0.1');
-  }
-  expect(await budget.allowed('10.0.0.1')).toBe(false);
-  expect(await budget.allowed('10.0.0.2')).toBe(true);
+  for (let i = 0; i < 10; i++) expect(await budget.take('10.0.0.1')).toBe(true);
+  expect(await budget.take('10.0.0.1')).toBe(false);
+  expect(await budget.take('10.0.0.2')).toBe(true);
   expect(budget.retryAfterSeconds()).toBe(55);
+  await budget.giveBack('10.0.0.1'); // one of the ten signed in: only failures count
+  expect(await budget.take('10.0.0.1')).toBe(true);
+  expect(await budget.take('10.0.0.1')).toBe(false);
   now += 55_000;
-  expect(await budget.allowed('10.0.0.1')).toBe(true);
+  expect(await budget.take('10.0.0.1')).toBe(true);
 });
 
 test('the memory sign-in budget is bounded: past 10,000 addresses in a minute the others share one budget, never off', async () => {
   const now = 60_000 * 1000 + 1_000;
   const budget = createMemorySignInBudget(FAILED_SIGN_INS_PER_MINUTE, () => now);
-  for (let i = 0; i < 10_000; i++) await budget.failed(`10.1.${i >> 8}.${i & 255}`);
+  for (let i = 0; i < 10_000; i++) await budget.take(`10.1.${i >> 8}.${i & 255}`);
   // A fresh address is not tracked alone any more: it shares the overflow budget with every other.
-  for (let i = 0; i < FAILED_SIGN_INS_PER_MINUTE; i++) {
-    expect(await budget.allowed(`2001:db8::${i.toString(16)}`)).toBe(true);
-    await budget.failed(`2001:db8::${i.toString(16)}`);
-  }
-  expect(await budget.allowed('2001:db8::ffff')).toBe(false);
+  for (let i = 0; i < FAILED_SIGN_INS_PER_MINUTE; i++) expect(await budget.take(`2001:db8::${i.toString(16)}`)).toBe(true);
+  expect(await budget.take('2001:db8::ffff')).toBe(false);
   // An address in the table keeps its own count.
-  expect(await budget.allowed('10.1.0.0')).toBe(true);
+  expect(await budget.take('10.1.0.0')).toBe(true);
 });
 
 test('a pending OpenID sign-in is taken once, and not after 10 minutes', async () => {
