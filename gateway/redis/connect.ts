@@ -67,11 +67,10 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
         enableOfflineQueue: false,
         enableAutoPipelining: autoPipelining,
         clusterRetryStrategy: backoff,
-        // No re-send after "Connection is closed.": ioredis would send the command again once the slots
-        // are refreshed, and a write the node ran before the cut (a consume, a flush) would run twice.
-        // It fails instead, as on one Redis; MOVED, ASK, TRYAGAIN and CLUSTERDOWN (not run) are still
-        // followed, and a MOVED or the interval below finds the new slot owners after a failover.
-        retryDelayOnFailover: 0,
+        // A command refused unwritten ("Connection is closed.": its node was still connecting) is sent
+        // again once the slots are refreshed; one written before its connection dropped is not
+        // (noResendOfWritten, below).
+        retryDelayOnFailover: 100,
         retryDelayOnClusterDown: 100,
         retryDelayOnTryAgain: 100,
         slotsRefreshTimeout: 2000,
@@ -97,6 +96,7 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
   } else {
     client = new Redis(topology.url, { ...node, enableAutoPipelining: autoPipelining });
   }
+  if (topology.kind === 'cluster' && !options.resendUnanswered) noResendOfWritten(client as Cluster);
   if (topology.kind === 'sentinel') watchUnknownMaster(client as Redis, topology.sentinels.length, options.health);
   let connected = false;
   client.on('ready', () => {
@@ -113,6 +113,29 @@ export function connectRedis(topology: RedisTopology, logger: Logger, role: stri
     connected = false;
   });
   return client;
+}
+
+/** What a command written to a cluster node whose connection then dropped fails with: it may have run. */
+export const WRITTEN_THEN_CLOSED = 'Connection is closed after the command was written: it may have run, and is not sent again.';
+
+/**
+ * ioredis's Cluster client sends again, after a slot refresh, every command that failed with
+ * "Connection is closed.": right for one refused before it was written (its node still
+ * connecting), wrong for one the node may have run before the connection dropped: a consume, a
+ * refund, a usage flush, a webhook enqueue would run twice (redis-cluster-no-resend.test.ts: a
+ * request counted 2 for 1, usage 12 for 8). A node's connection fails its written commands
+ * through `flushQueue` (no offline queue here, so nothing unwritten is in it): they get a message
+ * of their own, which the cluster does not follow and callers still take for an outage.
+ */
+export function noResendOfWritten(cluster: Cluster): void {
+  cluster.on('+node', (node: Redis) => {
+    const inner = node as unknown as { flushQueue?: (error: Error, options?: unknown) => void };
+    const flush = inner.flushQueue;
+    if (typeof flush !== 'function') return;
+    inner.flushQueue = function flushWritten(this: unknown, error: Error, options?: unknown): void {
+      flush.call(this, error.message === 'Connection is closed.' ? new Error(WRITTEN_THEN_CLOSED) : error, options);
+    };
+  });
 }
 
 /**

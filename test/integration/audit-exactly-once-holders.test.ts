@@ -12,7 +12,7 @@ import pino from 'pino';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
-import { backoff, connectRedis, nodeOptions, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import { backoff, connectRedis, nodeOptions, noResendOfWritten, type RedisClient, whenReady } from '../../gateway/redis/connect';
 import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 import { budget, removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
 import { createCutter, cuttingProxy, type Cutter } from '../kit/cutting-proxy';
@@ -181,8 +181,9 @@ describe('a Redis Cluster', () => {
     // The gateway's cluster client (connect.ts), reaching each node through its proxy.
     client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: natMap[n.address]!.port })), {
       redisOptions: nodeOptions(topology, ADMIN_TIMEOUT_MS), enableOfflineQueue: false, enableAutoPipelining: false, clusterRetryStrategy: backoff,
-      retryDelayOnFailover: 0, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
+      retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
     });
+    noResendOfWritten(client);
     direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
     await whenReady(client, 20_000);
     await whenReady(direct, 20_000);
