@@ -7,16 +7,15 @@
  * answered, every change that happened has exactly one entry, and one that did not has none; and
  * every change answered as done happened. On one Redis and on a Redis Cluster.
  */
-import Redis, { Cluster } from 'ioredis';
+import Redis from 'ioredis';
 import pino from 'pino';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
-import { backoff, connectRedis, nodeOptions, noResendOfWritten, type RedisClient, whenReady } from '../../gateway/redis/connect';
+import { connectRedis, type RedisClient, whenReady } from '../../gateway/redis/connect';
 import { budget, removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
 import { startRedis, type RedisServer } from '../kit/redis-server';
-import { startRedisCluster, type RedisCluster } from '../kit/redis-topologies';
-import { createCutter, cuttingProxy, type Cutter } from '../kit/cutting-proxy';
+import { createCutter, cuttingProxy, startCutCluster, type CutCluster, type Cutter } from '../kit/cutting-proxy';
 
 jest.setTimeout(budget(240_000));
 
@@ -161,42 +160,18 @@ describe('one Redis', () => {
 });
 
 describe('a Redis Cluster', () => {
-  let cluster: RedisCluster;
-  const proxies: Array<{ port: number; close(): void }> = [];
-  let client: Cluster;
-  let direct: Cluster;
+  let cut: CutCluster;
   const cutter = createCutter();
 
   beforeAll(async () => {
-    cluster = await startRedisCluster();
-    const natMap: Record<string, { host: string; port: number }> = {};
-    for (const node of cluster.nodes) {
-      const proxy = await cuttingProxy(node.port, cutter);
-      proxies.push(proxy);
-      natMap[node.address] = { host: '127.0.0.1', port: proxy.port };
-    }
-    const topology = parseRedisTopology({ REDIS_CLUSTER_NODES: cluster.seeds(), REDIS_COMMAND_TIMEOUT_MS: ADMIN_TIMEOUT_MS })!;
-    // The gateway's cluster client (connect.ts), reaching each node through its proxy.
-    client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: natMap[n.address]!.port })), {
-      redisOptions: nodeOptions(topology, ADMIN_TIMEOUT_MS), enableOfflineQueue: false, enableAutoPipelining: false, clusterRetryStrategy: backoff,
-      retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
-    });
-    noResendOfWritten(client);
-    direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
-    await whenReady(client, 20_000);
-    await whenReady(direct, 20_000);
+    cut = await startCutCluster(cutter, ADMIN_TIMEOUT_MS);
   }, 60_000);
-  afterAll(async () => {
-    client?.disconnect();
-    direct?.disconnect();
-    for (const p of proxies) p.close();
-    await cluster?.stop();
-  });
+  afterAll(() => cut?.stop());
 
   it('every change that happened has exactly one entry, whatever step its connection was cut at', async () => {
-    const admin = createKeyAdmin(client, loadGatewayConfig(writeGatewayConfig()), silent);
-    const outcomes = await changesUnderCuts(admin, client, direct, cutter, 'cl');
+    const admin = createKeyAdmin(cut.client, loadGatewayConfig(writeGatewayConfig()), silent);
+    const outcomes = await changesUnderCuts(admin, cut.client, cut.direct, cutter, 'cl');
     expect(outcomes.length).toBeGreaterThan(20);
-    await expectExactlyOnce(admin, direct, outcomes);
+    await expectExactlyOnce(admin, cut.direct, outcomes);
   });
 });

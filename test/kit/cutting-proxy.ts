@@ -5,6 +5,10 @@
  * is the same wherever it goes. Used by the audit-exactly-once tests.
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
+import { Cluster } from 'ioredis';
+import { parseRedisTopology } from '../../gateway/config/redis-env';
+import { backoff, nodeOptions, noResendOfWritten, whenReady } from '../../gateway/redis/connect';
+import { startRedisCluster } from './redis-topologies';
 
 export type CutMode = 'before' | 'after';
 
@@ -90,4 +94,44 @@ export async function cuttingProxy(port: number, cutter: ReturnType<typeof creat
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
+}
+
+/** A Redis Cluster reached through cutting proxies, by a client made as the gateway makes its own. */
+export interface CutCluster {
+  /** The gateway's cluster client (connect.ts options, no re-send of written commands), through the proxies. */
+  readonly client: Cluster;
+  /** A client straight to the nodes, for reading what happened. */
+  readonly direct: Cluster;
+  stop(): Promise<void>;
+}
+
+/** Starts a six-node cluster with a cutting proxy before each node (`natMap` sends the client through them). */
+export async function startCutCluster(cutter: ReturnType<typeof createCutter>, commandTimeoutMs: number): Promise<CutCluster> {
+  const cluster = await startRedisCluster();
+  const proxies: Array<{ port: number; close(): void }> = [];
+  const natMap: Record<string, { host: string; port: number }> = {};
+  for (const node of cluster.nodes) {
+    const proxy = await cuttingProxy(node.port, cutter);
+    proxies.push(proxy);
+    natMap[node.address] = { host: '127.0.0.1', port: proxy.port };
+  }
+  const topology = parseRedisTopology({ REDIS_CLUSTER_NODES: cluster.seeds(), REDIS_COMMAND_TIMEOUT_MS: commandTimeoutMs })!;
+  const client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: natMap[n.address]!.port })), {
+    redisOptions: nodeOptions(topology, commandTimeoutMs), enableOfflineQueue: false, enableAutoPipelining: false, clusterRetryStrategy: backoff,
+    retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, retryDelayOnTryAgain: 100, slotsRefreshTimeout: 2000, scaleReads: 'master', natMap,
+  });
+  noResendOfWritten(client);
+  const direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
+  await whenReady(client, 20_000);
+  await whenReady(direct, 20_000);
+  return {
+    client,
+    direct,
+    async stop() {
+      client.disconnect();
+      direct.disconnect();
+      for (const p of proxies) p.close();
+      await cluster.stop();
+    },
+  };
 }
