@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import type { Logger } from 'pino';
 import { ApiError } from '../errors';
 import { operatorError } from '../http/operator-error';
+import { pageHeaders } from '../http/page-headers';
 import { CSS, JAVASCRIPT, serveStaticAssets } from '../http/static-assets';
 import { createGuessBudget, type GuessBudget } from '../operators/guess-budget';
 import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens';
@@ -48,17 +49,7 @@ export interface ConsoleOptions {
 export function createConsoleRouter(o: ConsoleOptions): Router {
   const router = express.Router({ caseSensitive: true });
 
-  router.use((_req, res, next) => {
-    res.set({
-      'Content-Security-Policy': CONSOLE_CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-      // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on form posts.
-      'Referrer-Policy': 'same-origin',
-      'Cache-Control': 'no-store',
-    });
-    next();
-  });
+  router.use(pageHeaders(CONSOLE_CSP));
   // The console's only static files (no inline script or style: the CSP allows neither).
   router.get('/assets/:name', serveStaticAssets({
     'console.css': { file: 'gateway/console/assets/console.css', type: CSS },

@@ -4,6 +4,7 @@ import { invalidParameter } from '../http/invalid-parameter';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { operatorError } from '../http/operator-error';
+import { pageHeaders } from '../http/page-headers';
 import { CSS, serveStaticAssets } from '../http/static-assets';
 import { ApiError } from '../errors';
 import { sameOrigin } from './origin-check';
@@ -38,17 +39,7 @@ export function createPortalApp(d: PortalDeps): Express {
   // The failed sign-in budget counts per client address: behind a proxy only a trusted one's word is taken.
   app.set('trust proxy', d.trustedProxies.length ? [...d.trustedProxies] : false);
 
-  app.use((_req, res, next) => {
-    res.set({
-      'Content-Security-Policy': PORTAL_CSP,
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-      // same-origin: a form post carries a Referer here, never to the identity provider or elsewhere.
-      'Referrer-Policy': 'same-origin',
-      'Cache-Control': 'no-store',
-    });
-    next();
-  });
+  app.use(pageHeaders(PORTAL_CSP));
   // The two stylesheets: the console's (shared, not copied) and the portal's additions.
   app.get('/portal/assets/:name', serveStaticAssets({
     'console.css': { file: 'gateway/console/assets/console.css', type: CSS },
