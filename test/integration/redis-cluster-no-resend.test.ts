@@ -12,6 +12,7 @@ import {
   gatewayEnv, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, UNLIMITED, writeGatewayConfig, writeKeysFile, type KeySpec,
 } from '../kit/gateway-stack';
 import { startProcess, type RunningProcess } from '../kit/processes';
+import { countedInMinutes, usageToday } from '../kit/redis-keys';
 import { redisCli, startRedisCluster, type RedisCluster } from '../kit/redis-topologies';
 import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
 import { eventually } from '../kit/timing';
@@ -104,11 +105,7 @@ it('a counter consume run by a cluster node whose answer is lost is not sent aga
   const key: KeySpec = { id: 'cluster-resend-counter', value: randomKeyValue('cluster-resend-counter'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
   const gateway = await gatewayOnCluster(key, { USAGE_HISTORY: 'off' });
   const { proxy, redis } = await ownerOf(key.id);
-  const minuteCount = async (): Promise<number> => {
-    const names = await redis.keys(`lgw:{${key.id}}:minute:*`);
-    const values = names.length ? await redis.mget(...names) : [];
-    return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
-  };
+  const minuteCount = (): Promise<number> => countedInMinutes(redis, key.id);
   expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
   expect(await minuteCount()).toBe(1);
   let status = 0;
@@ -129,8 +126,7 @@ it('a usage flush run by a cluster node whose answer is lost is not sent again: 
   const key: KeySpec = { id: 'cluster-resend-usage', value: randomKeyValue('cluster-resend-usage'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
   const gateway = await gatewayOnCluster(key, { USAGE_HISTORY: 'on', USAGE_FLUSH_MS: '500' });
   const { proxy, redis } = await ownerOf(key.id);
-  const today = new Date().toISOString();
-  const accepted = async (): Promise<number> => Number((await redis.hget(`lgw:{${key.id}}:usage:${today.slice(0, 7)}`, today.slice(8, 10))) ?? 0);
+  const accepted = (): Promise<number> => usageToday(redis, key.id);
   for (let i = 0; i < 3; i++) expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
   await eventually('3 requests in the usage history', async () => (await accepted()) === 3);
   // Five more requests, flushed together while the proxy is slow: the flush is cut after Redis ran it.

@@ -10,6 +10,7 @@ import {
   gatewayEnv, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, UNLIMITED, writeGatewayConfig, writeKeysFile, type KeySpec,
 } from '../kit/gateway-stack';
 import { startProcess, type RunningProcess } from '../kit/processes';
+import { countedInMinutes, usageToday } from '../kit/redis-keys';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
 import { eventually } from '../kit/timing';
@@ -73,11 +74,7 @@ async function cutAfterApplied(proxy: TcpProxy, send: () => Promise<unknown>, ap
 it('a counter consume run by Redis whose answer is lost is not run again after the reconnect: the request is counted once', async () => {
   const key: KeySpec = { id: 'resend-counter', value: randomKeyValue('resend-counter'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
   const { gateway, proxy } = await gatewayBehindProxy(key, { USAGE_HISTORY: 'off' });
-  const minuteCount = async (): Promise<number> => {
-    const names = await redis.keys(`lgw:{${key.id}}:minute:*`);
-    const values = names.length ? await redis.mget(...names) : [];
-    return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
-  };
+  const minuteCount = (): Promise<number> => countedInMinutes(redis, key.id);
   expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
   expect(await minuteCount()).toBe(1);
   let status = 0;
@@ -94,8 +91,7 @@ it('a counter consume run by Redis whose answer is lost is not run again after t
 it('a usage flush run by Redis whose answer is lost is not run again after the reconnect: usage is added once', async () => {
   const key: KeySpec = { id: 'resend-usage', value: randomKeyValue('resend-usage'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
   const { gateway, proxy } = await gatewayBehindProxy(key, { USAGE_HISTORY: 'on', USAGE_FLUSH_MS: '500' });
-  const today = new Date().toISOString();
-  const accepted = async (): Promise<number> => Number((await redis.hget(`lgw:{${key.id}}:usage:${today.slice(0, 7)}`, today.slice(8, 10))) ?? 0);
+  const accepted = (): Promise<number> => usageToday(redis, key.id);
   for (let i = 0; i < 3; i++) expect((await getWithKey(gateway.url, '/v1/ping', key.value)).status).toBe(200);
   await eventually('3 requests in the usage history', async () => (await accepted()) === 3);
   // Five more requests, flushed together while the proxy is slow: the flush's HINCRBY is cut after Redis ran it.

@@ -1,3 +1,4 @@
+import type Redis from 'ioredis';
 import pino from 'pino';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
@@ -32,4 +33,17 @@ export async function connectTopology(env: Omit<RedisEnv, 'REDIS_COMMAND_TIMEOUT
     throw new Error('the test client of the Redis topology was not ready within 10 s');
   }
   return client;
+}
+
+/** Requests counted for `keyId` in its per-minute windows, read straight from `redis` (the node holding its slot). */
+export async function countedInMinutes(redis: Redis, keyId: string): Promise<number> {
+  const names = await redis.keys(`lgw:{${keyId}}:minute:*`);
+  const values = names.length ? await redis.mget(...names) : [];
+  return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+}
+
+/** Requests accepted today (UTC) in `keyId`'s usage history, read straight from `redis`. */
+export async function usageToday(redis: Redis, keyId: string): Promise<number> {
+  const today = new Date().toISOString();
+  return Number((await redis.hget(`lgw:{${keyId}}:usage:${today.slice(0, 7)}`, today.slice(8, 10))) ?? 0);
 }
