@@ -9,7 +9,7 @@ export const FAILED_SIGN_INS_PER_MINUTE = 10;
  * against the caller's address; after 10 in a minute that address's sign-in attempts are refused
  * for the rest of the minute. An attempt is counted when it starts (`take`) and given back when it
  * succeeds, so attempts made in parallel cannot pass the budget together (checking first and
- * counting after the outcome let 15 of 40 parallel wrong links through). In Redis the count is
+ * counting after the outcome let 34 of 40 parallel wrong links be tried). In Redis the count is
  * shared by every instance (one key a minute, changed by one script); in memory it is this
  * instance's.
  */
