@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { ANY_ADDRESS, coveredFamily } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
+import { StaleVersion } from '../keys/key-expectation';
 import type { RequestStore } from '../requests/request-store';
-import type { RequestChange } from '../requests/subscription-request';
+import { TooManyPending, type RequestChange } from '../requests/subscription-request';
 import { ApiError } from '../errors';
 import { normaliseCountry } from '../validation/iso-countries';
 import { FieldProblem, formField, MAX_FIELD_LENGTH } from './form-input';
@@ -53,20 +54,17 @@ function adminOf(d: HolderDeps): KeyAdmin {
 }
 
 /**
- * At most this many requests of a key wait for the provider at once: a holder cannot flood the
- * operators (each request is an audit entry and a webhook), and no real holder needs more.
- */
-export const MAX_PENDING_REQUESTS = 50;
-
-/**
- * Records a request for the key. The same change pending already (a form sent twice) records
- * nothing new and answers as the first did; a key with MAX_PENDING_REQUESTS pending is refused.
+ * Records a request for the key. The store checks, in the step that records it, that the same
+ * change is not pending already (a form sent twice records nothing new and answers as the first
+ * did) and that the key has fewer than MAX_PENDING_REQUESTS pending (else the form comes back).
  */
 async function ask(store: RequestStore, accountId: string, keyId: string, change: RequestChange, field: string): Promise<void> {
-  const { requests: pending } = await store.list({ accountId, keyId, status: 'pending', limit: MAX_PENDING_REQUESTS });
-  if (pending.some((r) => JSON.stringify(r.change) === JSON.stringify(change))) return;
-  if (pending.length >= MAX_PENDING_REQUESTS) throw new FieldProblem(field, `This key has ${MAX_PENDING_REQUESTS} requests waiting for your provider's decision: ask again once they are decided.`);
-  await store.create({ keyId, accountId, change });
+  try {
+    await store.create({ keyId, accountId, change });
+  } catch (err) {
+    if (err instanceof TooManyPending) throw new FieldProblem(field, err.message);
+    throw err;
+  }
 }
 
 function requestsOf(d: HolderDeps): RequestStore {
@@ -143,9 +141,16 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (!policy.roll) throw refused('roll keys');
     // The page's form names the key's state it was shown for (`version`): a second click, or the
     // result page sent again, would roll twice and end the grace of the value servers still use.
+    // The version and the key's account are checked in the roll's own atomic write: of concurrent
+    // rolls from one page one applies, and a key moved to another account meanwhile is not rolled.
     const version = formField(req, 'version');
-    if (version && version !== (await d.keys.show(id)).updated_at) return done(res, id, 'not-rolled');
-    const rolled = await admin().roll(id, policy.rollGraceSeconds);
+    let rolled;
+    try {
+      rolled = await admin().roll(id, policy.rollGraceSeconds, { account: holderOf(res).account.id, ...(version ? { version } : {}) });
+    } catch (err) {
+      if (err instanceof StaleVersion) return done(res, id, 'not-rolled');
+      throw err;
+    }
     const after = await d.keys.show(id);
     res.status(201).type('text/html; charset=utf-8').send(rolledPage(holderOf(res).ctx, rolled.id, rolled.key, after.previous_key_valid_until));
   }));
@@ -154,7 +159,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (!d.policy().revoke) throw refused('revoke keys');
     // Only the confirmation page's form carries this: a bare post goes to that page first.
     if (formField(req, 'confirm') !== 'revoke') return res.redirect(303, keyPath(id, '/revoke'));
-    await admin().revoke(id);
+    await admin().revoke(id, { account: holderOf(res).account.id });
     done(res, id, 'revoked');
   }));
 }
