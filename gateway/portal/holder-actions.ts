@@ -67,6 +67,22 @@ async function ask(store: RequestStore, accountId: string, keyId: string, change
   }
 }
 
+/**
+ * A holder's roll. The page's form names the key's state it was shown for (`version`): a second
+ * click, or the result page sent again, would roll twice and end the grace of the value servers
+ * still use. The version and the key's account are checked in the roll's own atomic write: of
+ * concurrent rolls from one page one applies (the others: undefined, "not rolled"), and a key
+ * moved to another account meanwhile is not rolled (404, as for any key not the holder's).
+ */
+async function holderRoll(admin: KeyAdmin, id: string, graceSeconds: number, from: { account: string; version: string }): Promise<{ id: string; key: string } | undefined> {
+  try {
+    return await admin.roll(id, graceSeconds, { account: from.account, ...(from.version ? { version: from.version } : {}) });
+  } catch (err) {
+    if (err instanceof StaleVersion) return undefined;
+    throw err;
+  }
+}
+
 function requestsOf(d: HolderDeps): RequestStore {
   if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
   return d.requests;
@@ -139,18 +155,8 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
   router.post('/keys/:id/roll', h.ownKey, change(undefined, async (req, res, id) => {
     const policy = d.policy();
     if (!policy.roll) throw refused('roll keys');
-    // The page's form names the key's state it was shown for (`version`): a second click, or the
-    // result page sent again, would roll twice and end the grace of the value servers still use.
-    // The version and the key's account are checked in the roll's own atomic write: of concurrent
-    // rolls from one page one applies, and a key moved to another account meanwhile is not rolled.
-    const version = formField(req, 'version');
-    let rolled;
-    try {
-      rolled = await admin().roll(id, policy.rollGraceSeconds, { account: holderOf(res).account.id, ...(version ? { version } : {}) });
-    } catch (err) {
-      if (err instanceof StaleVersion) return done(res, id, 'not-rolled');
-      throw err;
-    }
+    const rolled = await holderRoll(admin(), id, policy.rollGraceSeconds, { account: holderOf(res).account.id, version: formField(req, 'version') });
+    if (!rolled) return done(res, id, 'not-rolled');
     const after = await d.keys.show(id);
     res.status(201).type('text/html; charset=utf-8').send(rolledPage(holderOf(res).ctx, rolled.id, rolled.key, after.previous_key_valid_until));
   }));
