@@ -25,8 +25,9 @@ export interface KeyAdmin {
    * Changes the fields `input` names (`expires_at: null`, `note: null` remove them). A change that
    * ends the key (`expires_at` in the past), revives an expired one, or opens it to every address
    * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
+   * `expect` (a holder's change): checked in the same atomic write (key-expectation.ts).
    */
-  set(id: string, input: unknown, may?: { issue: boolean }): Promise<KeyView>;
+  set(id: string, input: unknown, may?: { issue: boolean }, expect?: KeyExpectation): Promise<KeyView>;
   pause(id: string, reason: unknown): Promise<KeyView>;
   settle(id: string): Promise<KeyView>;
   /** `expect` (a holder's change): checked in the same atomic write (key-expectation.ts). */

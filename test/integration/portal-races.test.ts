@@ -80,30 +80,37 @@ test('three concurrent roll posts from one page: one rolls (201), the others ans
   }
 });
 
-test('a roll racing an operator\'s move of the key to another account never lands after the move', async () => {
-  const outcomes: Array<{ trial: number; answer: number; rolledAfterMove: boolean }> = [];
-  // The move starts 0 to 11 ms after the roll was sent (twice each): across the roll's check and
-  // its write; then later, on a slow machine, until a roll was seen to finish first.
+/** A holder's change to a key, and the status it answers when it applied. */
+const RACING = [
+  { action: 'roll', post: (id: string) => post(`/portal/keys/${id}/roll`), applied: 201 },
+  { action: 'addresses', post: (id: string) => post(`/portal/keys/${id}/addresses`, { addresses: '192.0.2.7' }), applied: 303 },
+  { action: 'revoke', post: (id: string) => post(`/portal/keys/${id}/revoke`, { confirm: 'revoke' }), applied: 303 },
+] as const;
+
+test.each(RACING)('a holder\'s $action racing an operator\'s move of the key to another account never lands after the move', async ({ action, post: change, applied }) => {
+  const outcomes: Array<{ trial: number; answer: number; landedAfterMove: boolean }> = [];
+  // The move starts 0 to 11 ms after the change was sent (twice each): across the change's check
+  // and its write; then later, on a slow machine, until a change was seen to finish first.
   const delays = [...Array.from({ length: 24 }, (_, i) => i % 12), 20, 40, 80, 160, 320, 640];
   for (let trial = 0; trial < delays.length; trial++) {
-    if (trial >= 24 && outcomes.some((o) => o.answer === 201)) break;
-    const id = `moved-${trial}`;
+    if (trial >= 24 && outcomes.some((o) => o.answer === applied)) break;
+    const id = `moved-${action}-${trial}`;
     await operator.key(id, 'acme');
-    const roll = post(`/portal/keys/${id}/roll`);
+    const sent = change(id);
     await new Promise((r) => setTimeout(r, delays[trial]));
     await operator.admin.set(id, { account: 'other' });
-    const answer = (await roll).status;
+    const answer = (await sent).status;
     // The audit log of one key is in the order of its writes (newest first).
-    const actions = (await operator.admin.readAudit({ keyId: id, limit: 20 })).entries.map((e) => e.action);
-    const rolledAt = actions.indexOf('roll');
-    const movedAt = actions.indexOf('change');
-    outcomes.push({ trial, answer, rolledAfterMove: rolledAt !== -1 && rolledAt < movedAt });
-    // Whatever the order, the holder got a value only of a key that was theirs when it was rolled.
-    expect({ trial, answer, rolled: rolledAt !== -1 }).toEqual({ trial, answer, rolled: answer === 201 });
+    const entries = (await operator.admin.readAudit({ keyId: id, limit: 20 })).entries;
+    const holderAt = entries.findIndex((e) => e.actor.startsWith('holder:'));
+    const movedAt = entries.findIndex((e) => 'account' in e.changes);
+    outcomes.push({ trial, answer, landedAfterMove: holderAt !== -1 && holderAt < movedAt });
+    // Whatever the order, the holder changed (or got a value of) only a key that was theirs then.
+    expect({ trial, answer, landed: holderAt !== -1 }).toEqual({ trial, answer: answer === applied ? applied : 404, landed: answer === applied });
   }
-  expect(outcomes.filter((o) => o.rolledAfterMove)).toEqual([]);
+  expect(outcomes.filter((o) => o.landedAfterMove)).toEqual([]);
   // Both orders happen: the test crosses the window it guards.
-  expect(outcomes.some((o) => o.answer === 201) && outcomes.some((o) => o.answer === 404)).toBe(true);
+  expect(outcomes.some((o) => o.answer === applied) && outcomes.some((o) => o.answer === 404)).toBe(true);
 }, 60_000);
 
 const pendingOf = async (id: string): Promise<number> => (await operator.requests.list({ keyId: id, status: 'pending', limit: 1000 })).requests.length;
