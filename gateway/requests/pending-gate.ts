@@ -48,8 +48,8 @@ export function createPendingGate(redis: RedisClient, deps: GateDeps) {
   const release = async (keyId: string, same: string, id: string): Promise<void> => {
     await redis.eval(RELEASE, 1, pendingGateKey(keyId), same, id);
   };
-  /** Whether the request holding a place is gone for good: decided, or never written. */
-  const stale = (id: string, found: SubscriptionRequest | undefined): boolean => (found ? found.status !== 'pending' : Date.now() - createdMsOf(id) > UNRECORDED_MS);
+  /** Whether the request holding a place is gone for good: decided, or never written (an id without a time: at once). */
+  const stale = (id: string, found: SubscriptionRequest | undefined): boolean => (found ? found.status !== 'pending' : !(Date.now() - createdMsOf(id) <= UNRECORDED_MS));
   /** Fills the gate from the key's pending requests (written before the gate existed), once. */
   async function seed(keyId: string): Promise<void> {
     for (const r of await deps.pendingOf(keyId)) await redis.hsetnx(pendingGateKey(keyId), sameRequestKey(r.accountId, r.change), r.id);

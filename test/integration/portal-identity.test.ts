@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fixtureListings } from '../fixtures/listings';
 import { cursorSecret, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
 import { signInThroughProvider, providerEnv, startOidcProvider } from '../kit/oidc-sign-in';
-import { operatorOf, portalEnv, portalRequest, writePortalConfig } from '../kit/portal';
+import { operatorOf, portalEnv, portalRequest, until, writePortalConfig } from '../kit/portal';
 import type { RunningProcess } from '../kit/processes';
 import { startRedis, type RedisServer } from '../kit/redis-server';
 
@@ -43,6 +43,8 @@ beforeAll(async () => {
     backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(),
     env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env, ...providerEnv(provider) },
   });
+  // The portal listens once the provider is discovered, after the gateway's own listener.
+  await until('the portal listens', async () => (await portalRequest(publicUrl, '/portal/sign-in').catch(() => undefined))?.status === 200, 20_000);
   operator = await operatorOf(redisServer.url, configFile);
   await operator.accounts.create({ id: 'acme', name: 'Acme Ltd', emails: ['Kate@Acme.Example', 'jos\u00e9@acme.example', '\u00e5sa@acme.example'] });
   await operator.key('acme-1', 'acme');
