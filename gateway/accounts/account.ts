@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import { emailKey } from './email-address';
 
 /**
- * A key holder (CONTRACT part 8). `emails` are the identities that may sign in to the portal, in
+ * A key holder. `emails` are the identities that may sign in to the portal, in
  * the form email-address.ts compares them (ASCII letters lower-cased, nothing else changed);
  * `billingCustomer` is the billing system's id, free text.
  */
