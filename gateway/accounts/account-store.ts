@@ -16,7 +16,7 @@ export interface AccountStore {
   /** False for the keys-file store (the portal and the console are then read-only for accounts). */
   readonly writable: boolean;
   get(id: string): Promise<Account | undefined>;
-  /** Case-insensitive. */
+  /** By the one comparison rule (email-address.ts): ASCII letters in any case, every other character exactly. */
   findByEmail(email: string): Promise<Account | undefined>;
   /** `limit` 1..1000; `cursor` is a previous page's `nextCursor`. */
   list(page: { limit: number; cursor?: string }): Promise<AccountPage>;

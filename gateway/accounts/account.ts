@@ -2,10 +2,12 @@
 // one-time sign-in links, their audit entries and the /admin/accounts routes.
 import { z } from 'zod';
 import { ApiError } from '../errors';
+import { emailKey } from './email-address';
 
 /**
- * A key holder (CONTRACT part 8). `emails` are the identities that may sign in to the portal,
- * lower-cased (compared case-insensitively); `billingCustomer` is the billing system's id, free text.
+ * A key holder. `emails` are the identities that may sign in to the portal, in
+ * the form email-address.ts compares them (ASCII letters lower-cased, nothing else changed);
+ * `billingCustomer` is the billing system's id, free text.
  */
 export interface Account {
   readonly id: string;
@@ -54,9 +56,9 @@ export interface AccountPatch {
   billingCustomer?: string | null;
 }
 
-/** Lower-cased, duplicates dropped, order kept. */
+/** Each in its compared form (email-address.ts: ASCII letters lower-cased only), duplicates dropped, order kept. */
 export function normaliseEmails(emails: readonly string[]): string[] {
-  return [...new Set(emails.map((e) => e.trim().toLowerCase()))];
+  return [...new Set(emails.map(emailKey))];
 }
 
 /** The first issue of a zod failure as 400 `invalid_parameter` naming the field. */

@@ -3,6 +3,7 @@ import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unkno
 import type { AccountStore } from './account-store';
 import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
 import { noAudit, type ChangeAudit } from './change-audit';
+import { emailKey } from './email-address';
 
 export interface MemoryAccountStoreOptions {
   /** Accounts present from the start. */
@@ -28,7 +29,7 @@ export function createMemoryAccountStore(options: MemoryAccountStoreOptions = {}
   const byEmail = new Map<string, string>();
   for (const a of options.accounts ?? []) {
     byId.set(a.id, a);
-    for (const e of a.emails) byEmail.set(e.toLowerCase(), a.id);
+    for (const e of a.emails) byEmail.set(emailKey(e), a.id);
   }
   const writable = options.writable ?? true;
   const audit = options.audit ?? noAudit;
@@ -46,7 +47,7 @@ export function createMemoryAccountStore(options: MemoryAccountStoreOptions = {}
     writable,
     get: async (id) => byId.get(id),
     findByEmail: async (email) => {
-      const id = byEmail.get(email.trim().toLowerCase());
+      const id = byEmail.get(emailKey(email));
       return id === undefined ? undefined : byId.get(id);
     },
     async list({ limit, cursor }) {

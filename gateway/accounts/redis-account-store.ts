@@ -6,6 +6,7 @@ import { redisKeys } from '../keys/redis-layout';
 import { keyStoreOutbox } from '../keys/key-store-outbox';
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
+import { emailKey } from './email-address';
 import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
 import { accountKeyIds, createAccountWrites } from './redis-account-writes';
 
@@ -34,7 +35,7 @@ export function createRedisAccountStore(redis: RedisClient, outbox: AuditOutbox 
     writable: true,
     get,
     async findByEmail(email) {
-      const address = email.trim().toLowerCase();
+      const address = emailKey(email);
       const id = await redis.get(redisKeys.accountByEmail(address));
       if (id === null) return undefined;
       const account = await get(id);

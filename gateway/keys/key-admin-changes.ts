@@ -4,6 +4,7 @@ import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { ApiError } from '../errors';
 import { ANY_ADDRESS } from './address-list';
+import { checkExpectation } from './key-expectation';
 import { addressesOf } from './key-entry';
 import { checked, CreateSchema, notAllowed, overrides, parseInput, SetSchema } from './key-input';
 import { eventFields, keyView } from './key-view';
@@ -75,11 +76,12 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       await emit('key.created', eventFields(view(after)));
       return { id: fields.id, key };
     },
-    async set(id, input, may = { issue: true }) {
+    async set(id, input, may = { issue: true }, expect = undefined) {
       const parsed = parseSet(input);
       const { fields, expiresAt, note, account } = parsed;
       await checkAccount(ctx.redis, account);
       const { after, changes } = await writer.update(id, 'change', (s) => {
+        checkExpectation(id, s, expect);
         const next = applySet(s, parsed);
         const act = may.issue ? undefined : issuesAccess(s, next, Date.now());
         if (act) throw new ApiError('forbidden', {}, undefined, `${act[0]!.toUpperCase()}${act.slice(1)} needs the role "admin".`);

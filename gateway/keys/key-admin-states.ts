@@ -1,4 +1,5 @@
 import { generateKeyValue, sha256Hex } from './key-format';
+import { checkExpectation } from './key-expectation';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { notAllowed, parseInput, PauseSchema, RollSchema } from './key-input';
 import { keyView } from './key-view';
@@ -33,18 +34,20 @@ export function keyAdminStates(ctx: KeyAdminContext): States {
       await emit('key.settled', { key_id: id, status: 'active' });
       return settled;
     },
-    async revoke(id) {
+    async revoke(id, expect) {
       const revoked = view((await writer.update(id, 'revoke', (s) => {
+        checkExpectation(id, s, expect);
         const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return { ...rest, status: 'revoked' };
       })).after);
       await emit('key.revoked', { key_id: id, status: 'revoked' });
       return revoked;
     },
-    async roll(id, graceSeconds) {
+    async roll(id, graceSeconds, expect) {
       const grace = parseInput(RollSchema, { grace_seconds: graceSeconds }).grace_seconds;
       const key = generateKeyValue();
       const { after } = await writer.update(id, 'roll', (s) => {
+        checkExpectation(id, s, expect);
         unlessRevoked('rolled')(s);
         const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return grace > 0

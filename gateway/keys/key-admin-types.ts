@@ -5,6 +5,7 @@ import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { CounterReadout } from '../limits/counters';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import type { KeyPage, KeyView, UsageView } from './key-view';
+import type { KeyExpectation } from './key-expectation';
 import type { KeyWriter } from './key-writer';
 
 /**
@@ -24,13 +25,19 @@ export interface KeyAdmin {
    * Changes the fields `input` names (`expires_at: null`, `note: null` remove them). A change that
    * ends the key (`expires_at` in the past), revives an expired one, or opens it to every address
    * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
+   * `expect` (a holder's change): checked in the same atomic write (key-expectation.ts).
    */
-  set(id: string, input: unknown, may?: { issue: boolean }): Promise<KeyView>;
+  set(id: string, input: unknown, may?: { issue: boolean }, expect?: KeyExpectation): Promise<KeyView>;
   pause(id: string, reason: unknown): Promise<KeyView>;
   settle(id: string): Promise<KeyView>;
-  revoke(id: string): Promise<KeyView>;
-  /** A new value for the key; the old one keeps working for `graceSeconds`. */
-  roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }>;
+  /** `expect` (a holder's change): checked in the same atomic write (key-expectation.ts). */
+  revoke(id: string, expect?: KeyExpectation): Promise<KeyView>;
+  /**
+   * A new value for the key; the old one keeps working for `graceSeconds`. `expect` (a holder's
+   * roll: the key still theirs, still the version they were shown) is checked in the same atomic
+   * write as the roll, so of concurrent rolls from one version one applies (key-expectation.ts).
+   */
+  roll(id: string, graceSeconds: unknown, expect?: KeyExpectation): Promise<{ id: string; key: string }>;
   /** Removes a revoked record for good, which frees its id (CONTRACT part 7); any other state is 400. */
   delete(id: string): Promise<void>;
   /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */

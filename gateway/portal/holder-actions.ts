@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { ANY_ADDRESS, coveredFamily } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
+import { StaleVersion, type KeyExpectation } from '../keys/key-expectation';
 import type { RequestStore } from '../requests/request-store';
-import type { RequestChange } from '../requests/subscription-request';
+import { TooManyPending, type RequestChange } from '../requests/subscription-request';
 import { ApiError } from '../errors';
 import { normaliseCountry } from '../validation/iso-countries';
 import { FieldProblem, formField, MAX_FIELD_LENGTH } from './form-input';
@@ -53,21 +54,37 @@ function adminOf(d: HolderDeps): KeyAdmin {
 }
 
 /**
- * At most this many requests of a key wait for the provider at once: a holder cannot flood the
- * operators (each request is an audit entry and a webhook), and no real holder needs more.
- */
-export const MAX_PENDING_REQUESTS = 50;
-
-/**
- * Records a request for the key. The same change pending already (a form sent twice) records
- * nothing new and answers as the first did; a key with MAX_PENDING_REQUESTS pending is refused.
+ * Records a request for the key. The store checks, in the step that records it, that the same
+ * change is not pending already (a form sent twice records nothing new and answers as the first
+ * did) and that the key has fewer than MAX_PENDING_REQUESTS pending (else the form comes back).
  */
 async function ask(store: RequestStore, accountId: string, keyId: string, change: RequestChange, field: string): Promise<void> {
-  const { requests: pending } = await store.list({ accountId, keyId, status: 'pending', limit: MAX_PENDING_REQUESTS });
-  if (pending.some((r) => JSON.stringify(r.change) === JSON.stringify(change))) return;
-  if (pending.length >= MAX_PENDING_REQUESTS) throw new FieldProblem(field, `This key has ${MAX_PENDING_REQUESTS} requests waiting for your provider's decision: ask again once they are decided.`);
-  await store.create({ keyId, accountId, change });
+  try {
+    await store.create({ keyId, accountId, change });
+  } catch (err) {
+    if (err instanceof TooManyPending) throw new FieldProblem(field, err.message);
+    throw err;
+  }
 }
+
+/**
+ * A holder's roll. The page's form names the key's state it was shown for (`version`): a second
+ * click, or the result page sent again, would roll twice and end the grace of the value servers
+ * still use. The version and the key's account are checked in the roll's own atomic write: of
+ * concurrent rolls from one page one applies (the others: undefined, "not rolled"), and a key
+ * moved to another account meanwhile is not rolled (404, as for any key not the holder's).
+ */
+async function holderRoll(admin: KeyAdmin, id: string, graceSeconds: number, expect: KeyExpectation): Promise<{ id: string; key: string } | undefined> {
+  try {
+    return await admin.roll(id, graceSeconds, expect);
+  } catch (err) {
+    if (err instanceof StaleVersion) return undefined;
+    throw err;
+  }
+}
+
+/** A holder's change applies only while the key is the holder's account's, checked in the change's own write (404 otherwise). */
+const mine = (res: Response): KeyExpectation => ({ account: holderOf(res).account.id });
 
 function requestsOf(d: HolderDeps): RequestStore {
   if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
@@ -107,7 +124,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (!policy.addresses) throw refused('change addresses');
     const addresses = parseAddresses(formField(req, 'addresses'), policy.allowAnyAddress);
     try {
-      await admin().set(id, { addresses });
+      await admin().set(id, { addresses }, undefined, mine(res));
     } catch (err) {
       // The key admin names its own field (`addresses[3]` style messages): beside the one field here.
       if (err instanceof ApiError && err.code === 'invalid_parameter') throw new FieldProblem('addresses', err.message.replace(/^addresses(\[\d+\])?: /, ''));
@@ -121,7 +138,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (mode === 'off') throw refused('add countries');
     const key = await d.keys.show(id);
     const added = parseCountries(formField(req, 'countries'), key.countries);
-    if (mode === 'direct') await admin().set(id, { countries: [...key.countries, ...added] });
+    if (mode === 'direct') await admin().set(id, { countries: [...key.countries, ...added] }, undefined, mine(res));
     else await ask(requests(), holderOf(res).account.id, id, { countries: added }, 'countries');
     done(res, id, mode === 'direct' ? 'countries' : 'requested');
   }));
@@ -133,7 +150,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (tier !== 'advanced') throw new FieldProblem('tier', tier === 'standard' ? 'Moving down to Standard is done by your provider.' : `"${tier.slice(0, 20)}" is not a tier: the upgrade is to Advanced.`);
     const key = await d.keys.show(id);
     if (key.tier === 'advanced') throw new FieldProblem('tier', 'The key is Advanced already.');
-    if (mode === 'direct') await admin().set(id, { tier });
+    if (mode === 'direct') await admin().set(id, { tier }, undefined, mine(res));
     else await ask(requests(), holderOf(res).account.id, id, { tier }, 'tier');
     done(res, id, mode === 'direct' ? 'tier' : 'requested');
   }));
@@ -141,11 +158,9 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
   router.post('/keys/:id/roll', h.ownKey, change(undefined, async (req, res, id) => {
     const policy = d.policy();
     if (!policy.roll) throw refused('roll keys');
-    // The page's form names the key's state it was shown for (`version`): a second click, or the
-    // result page sent again, would roll twice and end the grace of the value servers still use.
     const version = formField(req, 'version');
-    if (version && version !== (await d.keys.show(id)).updated_at) return done(res, id, 'not-rolled');
-    const rolled = await admin().roll(id, policy.rollGraceSeconds);
+    const rolled = await holderRoll(admin(), id, policy.rollGraceSeconds, { ...mine(res), ...(version ? { version } : {}) });
+    if (!rolled) return done(res, id, 'not-rolled');
     const after = await d.keys.show(id);
     res.status(201).type('text/html; charset=utf-8').send(rolledPage(holderOf(res).ctx, rolled.id, rolled.key, after.previous_key_valid_until));
   }));
@@ -154,7 +169,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
     if (!d.policy().revoke) throw refused('revoke keys');
     // Only the confirmation page's form carries this: a bare post goes to that page first.
     if (formField(req, 'confirm') !== 'revoke') return res.redirect(303, keyPath(id, '/revoke'));
-    await admin().revoke(id);
+    await admin().revoke(id, mine(res));
     done(res, id, 'revoked');
   }));
 }

@@ -1,8 +1,9 @@
 import * as oidc from 'openid-client';
+import { emailKey } from '../accounts/email-address';
 import type { PortalOidcEnv } from '../config/portal-env';
 import type { PendingLogin } from './pending-logins';
 
-/** The identity a provider vouched for: the ID token's `email` and whether it is verified. */
+/** The identity a provider vouched for: the ID token's `email` (its compared form, email-address.ts) and whether it is verified. */
 export interface OidcIdentity {
   readonly email: string;
   readonly emailVerified: boolean;
@@ -49,7 +50,9 @@ export async function discoverOidc(env: PortalOidcEnv, publicUrl: string): Promi
       });
       const claims = tokens.claims();
       if (!claims || typeof claims.email !== 'string') return undefined;
-      return { email: claims.email.toLowerCase(), emailVerified: claims.email_verified === true };
+      // Compared by the one rule (email-address.ts): never Unicode case mapping, which folds other
+      // characters into ASCII ones (KELVIN SIGN into `k`) and would sign one identity in as another.
+      return { email: emailKey(claims.email), emailVerified: claims.email_verified === true };
     },
   };
 }

@@ -2,7 +2,7 @@ import type { KeyEventSink } from '../webhooks/webhook-event';
 import { noAudit, type ChangeAudit } from '../accounts/change-audit';
 import type { ApplyChange, RequestStore } from './request-store';
 import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
-import { alreadyDecided, checkChange, eventData, newRequestId, unknownRequest, type SubscriptionRequest } from './subscription-request';
+import { alreadyDecided, checkChange, eventData, MAX_PENDING_REQUESTS, newRequestId, sameRequestKey, TooManyPending, unknownRequest, type SubscriptionRequest } from './subscription-request';
 
 export interface RequestStoreDeps {
   /** Applies an approved change to its key (applyThroughKeyAdmin). */
@@ -19,6 +19,12 @@ export function createMemoryRequestStore(deps: RequestStoreDeps): RequestStore {
   return {
     async create(input) {
       const change = checkChange(input.change);
+      // Checked and recorded with no await in between: one step for this process.
+      const same = sameRequestKey(input.accountId, change);
+      const pending = [...requests.values()].filter((r) => r.keyId === input.keyId && r.status === 'pending');
+      const first = pending.find((r) => sameRequestKey(r.accountId, r.change) === same);
+      if (first) return first;
+      if (pending.length >= MAX_PENDING_REQUESTS) throw new TooManyPending();
       let id = newRequestId();
       while (requests.has(id)) id = newRequestId();
       const request: SubscriptionRequest = { id, keyId: input.keyId, accountId: input.accountId, change, status: 'pending', createdAt: new Date().toISOString(), decidedAt: null, decidedBy: null };

@@ -7,6 +7,7 @@ import { outboxJson, readOutboxValue } from '../audit/outbox-value';
 import { compareAndSet } from '../redis/compare-and-set';
 import { parseStoredJson } from '../validation/stored-json';
 import type { RequestStoreDeps } from './memory-request-store';
+import { createPendingGate } from './pending-gate';
 import type { RequestQuery, RequestStore } from './request-store';
 import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
 import { alreadyDecided, checkChange, eventData, newRequestId, unknownRequest, type SubscriptionRequest } from './subscription-request';
@@ -70,19 +71,24 @@ const concurrent = (): Error => new Error('the request kept changing under this 
 /**
  * Subscription requests in Redis: every instance sees the same; a creation and a decision are each
  * one compare-and-set of the record carrying its audit entry (gateway/audit/audited-write.ts), so
- * each is in the log exactly once, on every topology.
+ * each is in the log exactly once, on every topology. A creation first takes the request's place
+ * in the key's pending gate (pending-gate.ts: the cap and the same-request check in one step); a
+ * decision frees it.
  */
 export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDeps & { outbox: AuditOutbox; logger?: Logger }): RequestStore {
   const emit = deps.events ?? (async () => undefined);
   const { outbox, logger } = deps;
   const get = async (id: string): Promise<SubscriptionRequest | undefined> => parse(await redis.get(requestKeys.record(id)));
   const subject = (r: SubscriptionRequest) => ({ key_id: r.keyId, account_id: r.accountId });
+  const gate = createPendingGate(redis, { get, pendingOf: async (keyId) => (await listRequests(redis, get, { keyId, status: 'pending', limit: 1000 })).requests });
   return {
     async create(input) {
       const change = checkChange(input.change);
       const request: SubscriptionRequest = {
         id: newRequestId(), keyId: input.keyId, accountId: input.accountId, change, status: 'pending', createdAt: new Date().toISOString(), decidedAt: null, decidedBy: null,
       };
+      const claim = await gate.claim(request);
+      if (!claim.taken) return claim.first;
       await auditedWrite(redis, outbox, requestKeys.record(request.id), {
         plan: ({ json }) => {
           if (json !== null) throw new Error('request id collision');
@@ -96,6 +102,10 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
         },
         giveUp: concurrent,
         ...(logger ? { logger } : {}),
+      }).catch(async (err: unknown) => {
+        // Not recorded: its place is freed (or, if this fails too, by the next claim that finds it).
+        if (!(await get(request.id).catch(() => request))) await gate.release(request).catch(() => undefined);
+        throw err;
       });
       await emit('subscription.requested', eventData(request));
       return request;
@@ -129,6 +139,7 @@ export function createRedisRequestStore(redis: RedisClient, deps: RequestStoreDe
       await drainLogged(outbox, record, logger);
       await redis.zadd(requestKeys.byStatus(outcome), 0, id);
       await redis.zrem(requestKeys.byStatus('pending'), id);
+      await gate.release(before);
       await emit(outcome === 'approved' ? 'subscription.approved' : 'subscription.declined', eventData(decided));
       return decided;
     },

@@ -19,6 +19,12 @@ export interface RequestQuery {
  * current actor (`request.create`, `request.approve`, `request.decline`).
  */
 export interface RequestStore {
+  /**
+   * Records a pending request, unless the key has one with the same change pending already (a form
+   * sent twice: that one is returned, nothing new recorded) or MAX_PENDING_REQUESTS pending
+   * (TooManyPending). Both are checked in the same atomic step that takes the request's place, so
+   * concurrent creations cannot pass them together.
+   */
   create(input: { keyId: string; accountId: string; change: RequestChange }): Promise<SubscriptionRequest>;
   list(q: RequestQuery): Promise<{ requests: SubscriptionRequest[]; nextCursor: string | null }>;
   get(id: string): Promise<SubscriptionRequest | undefined>;

@@ -70,6 +70,26 @@ export const requestView = (r: SubscriptionRequest): RequestView => ({
 /** The data of a `subscription.*` webhook event. */
 export const eventData = (r: SubscriptionRequest): Record<string, unknown> => ({ request_id: r.id, key_id: r.keyId, account_id: r.accountId, change: r.change });
 
+/**
+ * At most this many requests of a key wait for the provider at once: a holder cannot flood the
+ * operators (each request is an audit entry and a webhook), and no real holder needs more.
+ */
+export const MAX_PENDING_REQUESTS = 50;
+
+/** A key with MAX_PENDING_REQUESTS pending: nothing was recorded (409 `conflict` where it reaches an API). */
+export class TooManyPending extends ApiError {
+  constructor() {
+    super('conflict', {}, undefined, `This key has ${MAX_PENDING_REQUESTS} requests waiting for your provider's decision: ask again once they are decided.`);
+  }
+}
+
+/** What makes two pending requests of one key the same request: the account and the change (countries as a set). */
+export const sameRequestKey = (accountId: string, change: RequestChange): string =>
+  JSON.stringify([accountId, 'tier' in change ? { tier: change.tier } : { countries: [...change.countries].sort() }]);
+
+/** The creation time (ms) a request id carries (newRequestId). */
+export const createdMsOf = (id: string): number => Number(id.slice(4, 17));
+
 export const unknownRequest = (id: string): ApiError => new ApiError('not_found', {}, undefined, `No request with id "${id}".`);
 export const alreadyDecided = (r: SubscriptionRequest): ApiError =>
   new ApiError('conflict', {}, undefined, `Request "${r.id}" was already ${r.status}${r.decidedBy ? ` by ${r.decidedBy}` : ''}.`);
