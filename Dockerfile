@@ -1,6 +1,10 @@
 # One image for both processes: the gateway (default command) and the listings data service
 # (`command: ["node", "dist/backend-mock/main.js"]`).
-FROM node:26-trixie-slim AS build
+# The Node base image of both stages, one build argument: a tag by default, or pinned by digest,
+# `docker build --build-arg NODE_IMAGE=node:26-trixie-slim@sha256:<digest> .` (the digest of the
+# tag today: `docker buildx imagetools inspect node:26-trixie-slim`), so a rebuild gets the same base.
+ARG NODE_IMAGE=node:26-trixie-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +14,7 @@ COPY backend-mock backend-mock
 COPY scripts scripts
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
-FROM node:26-trixie-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules node_modules

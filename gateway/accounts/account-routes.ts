@@ -1,6 +1,7 @@
 import { Router, type Request } from 'express';
 import { listQuery } from '../http/list-query';
-import { permit } from '../operators/require-role';
+import { operatorOf, permit } from '../operators/require-role';
+import { allows } from '../operators/roles';
 import { sendJson } from '../send';
 import { accountInputFromJson, accountPatchFromJson, accountView, unknownAccount } from './account';
 import { ACCOUNT_PAGE } from './account-page';
@@ -10,8 +11,8 @@ const body = (req: Request): Record<string, unknown> =>
   typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
 
 /**
- * `/admin/accounts` (CONTRACT part 8): list (paged, by id) and read for any operator, change for
- * `operator`, create and delete for `admin` (as for keys: they decide who a key belongs to). One
+ * `/admin/accounts`: list (paged, by id) and read for any operator, change for `operator` (adding
+ * an email for `admin`), create and delete for `admin` (as for keys: they decide who a key belongs to). One
  * account's answer adds `key_ids`, the keys that name it.
  */
 export function createAccountRoutes(accounts: AccountStore): Router {
@@ -28,7 +29,9 @@ export function createAccountRoutes(accounts: AccountStore): Router {
     if (!account) throw unknownAccount(id(req));
     sendJson(res, 200, { ...accountView(account), key_ids: await accounts.keyIdsOf(account.id) });
   });
-  router.patch('/admin/accounts/:id', permit('manage'), async (req, res) => sendJson(res, 200, accountView(await accounts.update(id(req), accountPatchFromJson(body(req))))));
+  // Adding an email hands the account's keys to its holder: the issuing role's (gateway/keys/change-role.ts).
+  router.patch('/admin/accounts/:id', permit('manage'), async (req, res) =>
+    sendJson(res, 200, accountView(await accounts.update(id(req), accountPatchFromJson(body(req)), { issue: allows(operatorOf(res).role, 'issue') }))));
   router.delete('/admin/accounts/:id', permit('issue'), async (req, res) => {
     await accounts.delete(id(req));
     res.statusCode = 204;

@@ -24,7 +24,11 @@ export interface AccountStore {
   keyIdsOf(accountId: string): Promise<string[]>;
   /** A duplicate id, or an email already another account's, is 409 `conflict`. */
   create(input: AccountCreateInput): Promise<Account>;
-  update(id: string, patch: AccountPatch): Promise<Account>;
+  /**
+   * Adding an address to `emails` is an issuing act (gateway/keys/change-role.ts): 403 `forbidden`
+   * unless `may.issue` (the admin role; true when not given), decided on the record the change replaces.
+   */
+  update(id: string, patch: AccountPatch, may?: { issue: boolean }): Promise<Account>;
   /** Refused with 409 `conflict` while a key names the account. */
   delete(id: string): Promise<void>;
 }

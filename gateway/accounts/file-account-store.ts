@@ -43,7 +43,7 @@ export function createFileAccountStore(file: string, initial: KeysFileAccounts =
     list: (page) => fresh().list(page),
     keyIdsOf: (id) => fresh().keyIdsOf(id),
     create: (input) => fresh().create(input),
-    update: (id, patch) => fresh().update(id, patch),
+    update: (id, patch, may) => fresh().update(id, patch, may),
     delete: (id) => fresh().delete(id),
     accountOfKey: async (keyId) => {
       fresh();

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { accountChangeNeedsAdmin, refuseUnlessAdmin } from '../keys/change-role';
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
 import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
@@ -70,13 +71,14 @@ export function createMemoryAccountStore(options: MemoryAccountStoreOptions = {}
       await audit('account.create', { accountId: account.id }, accountChanges(undefined, account));
       return account;
     },
-    async update(id, patch) {
+    async update(id, patch, may = { issue: true }) {
       mustWrite();
       const checked = checkAccountPatch(patch);
       const before = byId.get(id);
       if (!before) throw unknownAccount(id);
       if (checked.emails) checkEmails(checked.emails, id);
       const after = applyPatch(before, checked);
+      refuseUnlessAdmin(may, accountChangeNeedsAdmin(before, after));
       for (const e of before.emails) byEmail.delete(e);
       for (const e of after.emails) byEmail.set(e, id);
       byId.set(id, after);

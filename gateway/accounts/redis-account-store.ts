@@ -4,6 +4,7 @@ import type { AuditOutbox } from '../audit/audit-outbox';
 import { ApiError } from '../errors';
 import { redisKeys } from '../keys/redis-layout';
 import { keyStoreOutbox } from '../keys/key-store-outbox';
+import { accountChangeNeedsAdmin, refuseUnlessAdmin } from '../keys/change-role';
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
 import { emailKey } from './email-address';
@@ -60,11 +61,13 @@ export function createRedisAccountStore(redis: RedisClient, outbox: AuditOutbox 
       }, (_before, created) => ({ action: 'account.create', changes: accountChanges(undefined, created) }));
       return after;
     },
-    async update(id, patch) {
+    async update(id, patch, may = { issue: true }) {
       const checked = checkAccountPatch(patch);
       const { after } = await swap(id, (current) => {
         if (!current) throw unknownAccount(id);
-        return applyPatch(current, checked);
+        const next = applyPatch(current, checked);
+        refuseUnlessAdmin(may, accountChangeNeedsAdmin(current, next));
+        return next;
       }, (before, updated) => {
         const changes = accountChanges(before, updated);
         return Object.keys(changes).length ? { action: 'account.update', changes } : undefined;

@@ -18,6 +18,7 @@ import { checkHost } from '../http/host-check';
 import { invalidParameter } from '../http/invalid-parameter';
 import { listQuery } from '../http/list-query';
 import { operatorError } from '../http/operator-error';
+import { jsonBody } from '../http/request-bodies';
 
 /**
  * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
@@ -61,7 +62,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   // Every change this request makes is recorded as this operator's, through the admin API.
   app.use((_req, res, next) => runAs({ name: operatorOf(res).name, channel: 'admin_api' }, next));
   // Compressed bodies are refused (415 from the parser, answered 400 as the message says).
-  app.use(express.json({ limit: '64kb', strict: true, inflate: false, type: () => true }));
+  app.use(jsonBody('64kb'));
   // No body is an empty object; any other JSON than an object (an array, a number...) is refused.
   const body = (req: express.Request): Record<string, unknown> => {
     if (req.body === undefined) return {};
@@ -74,7 +75,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   app.get('/admin/keys', permit('read'), async (req, res) => sendJson(res, 200, await admin.list(listQuery(req.url))));
   app.get('/admin/keys/:id', permit('read'), async (req, res) => sendJson(res, 200, await admin.show(id(req))));
   app.get('/admin/keys/:id/usage', permit('read'), async (req, res) => sendJson(res, 200, await admin.usage(id(req))));
-  // Ending, reviving or opening a key to every address is the issuing role's (roles.ts).
+  // What a change does decides the role it needs (gateway/keys/change-role.ts): ending, reviving,
+  // putting into an account or opening to every address is the issuing role's.
   app.patch('/admin/keys/:id', permit('manage'), async (req, res) =>
     sendJson(res, 200, await admin.set(id(req), body(req), { issue: allows(operatorOf(res).role, 'issue') })));
   // Deleting a revoked record (CONTRACT part 7) is as final as revoking: the same role.

@@ -17,19 +17,22 @@ export const MIN_COMPRESSED_BYTES = 1024;
 export const HAS_ZSTD = typeof zstd.zstdCompressSync === 'function' && typeof zstd.zstdCompress === 'function' && zstd.constants.ZSTD_c_compressionLevel !== undefined;
 
 /**
- * The codings offered, in the server's order of preference when the caller weighs them alike, and
- * the level of each for answers made per request (pages, listings, insights answers). Chosen by
- * measurement (bench/edges.ts, the bench's 8,125-byte page of 20 listings, least CPU of 36 rounds):
- * for each coding, the level that saves the most bytes per µs of CPU, levels within 15 % of the best
- * counting as equal and the smaller output winning among them (outputs within 1 %: the cheaper);
- * the margins keep the choice the same from run to run on a shared machine. The codings are
- * ordered by the same rule.
- *   gzip 3: 2,016 bytes (4.03×), 25 µs, 249 bytes saved per µs (gzip 6: 1,875 bytes, 35 µs)
- *   br 1:   2,219 bytes (3.66×), 23 µs, 257 bytes saved per µs (br 4: 1,814 bytes, 60 µs)
- *   zstd 1: 1,975 bytes (4.11×), 30 µs, 206 bytes saved per µs (zstd 6: 1,805 bytes, 53 µs)
- * gzip and brotli are equal on bytes per µs; gzip's output is the smaller by 9 %, so it comes first.
+ * The codings offered, in the server's order of preference when the caller weighs them alike (a
+ * browser's `gzip, deflate, br, zstd`), and the level of each for answers made per request (pages,
+ * listings, insights answers). Chosen by measurement, bench/compression-cost.ts (the figures and
+ * the decision: docs/security-decisions.md): for each coding the level that saves the most bytes
+ * per µs of CPU, levels within 15 % of the best counting as equal and the smaller output winning
+ * among them; the codings ordered by the same rule. The largest page (limit=100, 39,371 bytes),
+ * least CPU of 20 rounds:
+ *   zstd 1: 6,770 bytes,  63 µs, 519 bytes saved per µs (zstd 3: 6,730 bytes, 83 µs)
+ *   br 1:   7,355 bytes,  93 µs, 344 bytes saved per µs (br 2: 6,878 bytes, 213 µs)
+ *   gzip 3: 6,858 bytes, 167 µs, 195 bytes saved per µs (gzip 1: 7,858 bytes, 148 µs; gzip 6: 358 µs)
+ * and the default page (8,124 bytes): zstd 1 20 µs, br 1 30 µs, gzip 3 37 µs, the same order. End
+ * to end the gateway's added CPU per 39 KB page was zstd +195 µs, br +339 µs, gzip +407 µs. So zstd
+ * (where the runtime has it) comes first, then brotli, then gzip; brotli above level 1 costs twice
+ * the CPU or more for 6 to 25 % fewer bytes, which a per-request answer does not repay.
  */
-export const OFFERED: readonly ContentCoding[] = HAS_ZSTD ? ['gzip', 'br', 'zstd'] : ['gzip', 'br'];
+export const OFFERED: readonly ContentCoding[] = HAS_ZSTD ? ['zstd', 'br', 'gzip'] : ['br', 'gzip'];
 export const DYNAMIC_LEVELS: Readonly<Record<ContentCoding, number>> = { gzip: 3, br: 1, zstd: 1 };
 /**
  * Levels of the reference material, compressed once and kept. Brotli 9, not 11: Swagger UI's 1.7 MB

@@ -1,8 +1,9 @@
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import { invalidParameter } from '../http/invalid-parameter';
+import { formBody as readFormBody } from '../http/request-bodies';
 
-/** The console's form parser: small forms only (16 KB, 50 fields), never nested. */
-export const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50, inflate: false });
+/** The console's form parser: small forms only (16 KB, 50 fields), never nested, never compressed. */
+export const formBody = readFormBody({ limit: '16kb', parameterLimit: 50 });
 
 /** A page answer: HTML, with the status given. */
 export function sendPage(res: Response, status: number, page: string): void {

@@ -183,22 +183,37 @@ function span(entry: string): { kind: string; from: bigint; to: bigint } {
 }
 
 /**
- * The family whose every address the entries cover between them (`0.0.0.0/1` with `128.0.0.0/1`:
- * IPv4), or undefined: `any` spelt another way, which the holders' portal refuses as it refuses `any`.
- * Entries that do not parse (and `any` itself) are left to the other checks.
+ * How much of a family's space a key's list may admit before it counts as every address: a /8's
+ * worth of IPv4 (16,777,216 addresses, the largest block ever given to one organisation) and a
+ * /32's worth of IPv6 (a whole provider's allocation). Measured on the union of the ranges, so it
+ * does not depend on how they are written (`0.0.0.0/1 128.0.0.0/2 …`, sixteen /8s and one /7 alike).
  */
-export function coveredFamily(entries: readonly string[]): 'IPv4' | 'IPv6' | undefined {
+export const WIDEST_SHARE: Readonly<Record<'IPv4' | 'IPv6', bigint>> = { IPv4: 1n << 24n, IPv6: 1n << 96n };
+export type AddressFamily = keyof typeof WIDEST_SHARE;
+
+/** The addresses of one family the spans admit between them (overlaps counted once). */
+function unionSize(spans: ReadonlyArray<{ from: bigint; to: bigint }>): bigint {
+  let total = 0n;
+  let end = 0n;
+  for (const s of [...spans].sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
+    const from = s.from > end ? s.from : end;
+    if (s.to > from) total += s.to - from;
+    if (s.to > end) end = s.to;
+  }
+  return total;
+}
+
+/**
+ * The one rule of "every address": the families a list opens as `any` would, `any` itself opening
+ * both, and ranges whose union admits more than WIDEST_SHARE of a family. An operator needs the
+ * admin role to widen a key so (gateway/keys/change-role.ts); the holders' portal refuses it unless
+ * `allow_any_address`. Entries that do not parse are left to the other checks.
+ */
+export function everyAddressFamilies(entries: readonly string[]): AddressFamily[] {
+  if (entries.some((e) => e.toLowerCase() === ANY_ADDRESS)) return ['IPv4', 'IPv6'];
   const spans = entries.flatMap((e) => {
     const n = normaliseAddressEntry(e);
     return n.ok && n.value !== ANY_ADDRESS ? [span(n.value)] : [];
   });
-  for (const [kind, width, name] of [['ipv4', 32n, 'IPv4'], ['ipv6', 128n, 'IPv6']] as const) {
-    let covered = 0n;
-    for (const s of spans.filter((x) => x.kind === kind).sort((a, b) => (a.from < b.from ? -1 : a.from > b.from ? 1 : 0))) {
-      if (s.from > covered) break;
-      if (s.to > covered) covered = s.to;
-    }
-    if (covered === 1n << width) return name;
-  }
-  return undefined;
+  return (['IPv4', 'IPv6'] as const).filter((family) => unionSize(spans.filter((x) => x.kind === family.toLowerCase())) > WIDEST_SHARE[family]);
 }

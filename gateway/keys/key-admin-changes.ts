@@ -2,8 +2,7 @@ import { invalidParameter } from '../http/invalid-parameter';
 import { refuseDemoKeys } from './key-backup';
 import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
-import { ApiError } from '../errors';
-import { ANY_ADDRESS } from './address-list';
+import { keyChangeNeedsAdmin, refuseUnlessAdmin } from './change-role';
 import { checkExpectation } from './key-expectation';
 import { addressesOf } from './key-entry';
 import { checked, CreateSchema, notAllowed, overrides, parseInput, SetSchema } from './key-input';
@@ -40,18 +39,6 @@ function applySet(s: StoredKey, parsed: ReturnType<typeof parseSet>): StoredKey 
   };
 }
 
-/**
- * Whether a change is one only the role that issues keys may make (roles.ts): it ends the key
- * (an expiry in the past), revives an expired one, or opens it to every address.
- */
-function issuesAccess(s: StoredKey, after: StoredKey, nowMs: number): string | undefined {
-  const expired = (at: string | undefined): boolean => at !== undefined && Date.parse(at) <= nowMs;
-  if (after.expires_at !== s.expires_at && expired(after.expires_at) && !expired(s.expires_at)) return 'ending a key (expires_at in the past)';
-  if (expired(s.expires_at) && !expired(after.expires_at)) return 'reviving an expired key';
-  if (after.addresses?.includes(ANY_ADDRESS) && !addressesOf(s).includes(ANY_ADDRESS)) return 'opening a key to every address (any)';
-  return undefined;
-}
-
 function parseSet(input: unknown) {
   const { expires_at: expiresAt, note, account, ...rest } = parseInput(SetSchema, input);
   return { fields: checked(rest), expiresAt, note, account };
@@ -83,8 +70,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       const { after, changes } = await writer.update(id, 'change', (s) => {
         checkExpectation(id, s, expect);
         const next = applySet(s, parsed);
-        const act = may.issue ? undefined : issuesAccess(s, next, Date.now());
-        if (act) throw new ApiError('forbidden', {}, undefined, `${act[0]!.toUpperCase()}${act.slice(1)} needs the role "admin".`);
+        refuseUnlessAdmin(may, keyChangeNeedsAdmin(s, next, Date.now()));
         return next;
       });
       // A change that changes nothing (`{}`, or the values the key has) is no event.

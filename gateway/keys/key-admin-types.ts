@@ -23,8 +23,8 @@ export interface KeyAdmin {
   usage(id: string): Promise<UsageView>;
   /**
    * Changes the fields `input` names (`expires_at: null`, `note: null` remove them). A change that
-   * ends the key (`expires_at` in the past), revives an expired one, or opens it to every address
-   * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
+   * puts the key into an account, ends it, revives it or opens it to every address is an issuing
+   * act (change-role.ts): 403 `forbidden` unless `may.issue` (the admin role; true when not given).
    * `expect` (a holder's change): checked in the same atomic write (key-expectation.ts).
    */
   set(id: string, input: unknown, may?: { issue: boolean }, expect?: KeyExpectation): Promise<KeyView>;

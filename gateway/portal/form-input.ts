@@ -1,7 +1,8 @@
-import express, { type Request } from 'express';
+import type { Request } from 'express';
+import { formBody } from '../http/request-bodies';
 
-/** Portal forms: URL-encoded, at most 16 KB and 20 fields. */
-export const readForm = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 20 });
+/** Portal forms: URL-encoded, at most 16 KB and 20 fields, never compressed (as on every listener). */
+export const readForm = formBody({ limit: '16kb', parameterLimit: 20 });
 
 /** The longest value any portal field takes (16 addresses of up to 43 characters, with separators, fit). */
 export const MAX_FIELD_LENGTH = 1000;

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response, Router } from 'express';
-import { ANY_ADDRESS, coveredFamily } from '../keys/address-list';
+import { ANY_ADDRESS, everyAddressFamilies } from '../keys/address-list';
 import type { KeyAdmin } from '../keys/key-admin';
 import { StaleVersion, type KeyExpectation } from '../keys/key-expectation';
 import type { RequestStore } from '../requests/request-store';
@@ -29,8 +29,8 @@ function parseAddresses(text: string, allowAny: boolean): string[] {
   if (!list.length) throw new FieldProblem('addresses', 'Give at least one address.');
   if (list.length > MAX_ADDRESSES) throw new FieldProblem('addresses', `At most ${MAX_ADDRESSES} addresses (${list.length} given).`);
   if (!allowAny && list.some((a) => a.toLowerCase() === ANY_ADDRESS)) throw new FieldProblem('addresses', '"any" (every address) is not allowed: list your servers\' addresses.');
-  const every = allowAny ? undefined : coveredFamily(list);
-  if (every) throw new FieldProblem('addresses', `Together these ranges allow every ${every} address, as "any" would: list your servers' addresses.`);
+  const every = allowAny ? [] : everyAddressFamilies(list);
+  if (every.length) throw new FieldProblem('addresses', `Together these ranges allow more than a /8 of IPv4 or a /32 of IPv6 (every ${every.join(' and ')} address, as "any" would): list your servers' addresses.`);
   return list.map((a) => (a.toLowerCase() === ANY_ADDRESS ? ANY_ADDRESS : a));
 }
 

@@ -4,6 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { carriesKey } from '../keys/key-format';
 import type { RequestContext, RequestTrace, RequestTracer, StepSpan } from '../pipeline';
 import type { CallSpan, RawAnswer } from '../upstream/json-caller';
+import { continuedTraceState } from './trace-state';
 
 const propagator = new W3CTraceContextPropagator();
 const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
@@ -137,15 +138,16 @@ class UnrecordedRequest implements RequestTrace {
 
 /**
  * The caller's trace context, unless its `traceparent` or `tracestate` carries a key (the caller's
- * own, or one in this project's format): the trace state is forwarded to the data service and the
- * insights service and exported, so such a request starts a trace of its own instead.
+ * own, or one in this project's format): such a request starts a trace of its own instead. Of the
+ * `tracestate`, only what trace-state.ts keeps is continued (recorded, exported and forwarded).
  */
 function callerContext(req: IncomingMessage): Context {
   const { traceparent, tracestate } = req.headers;
   if (traceparent === undefined) return ROOT_CONTEXT;
   const key = req.headers['x-api-key'];
   if (carriesKey(String(traceparent), key) || (tracestate !== undefined && carriesKey(String(tracestate), key))) return ROOT_CONTEXT;
-  return propagator.extract(ROOT_CONTEXT, req.headers, headerGetter);
+  const state = continuedTraceState(tracestate);
+  return propagator.extract(ROOT_CONTEXT, { traceparent, ...(state !== undefined ? { tracestate: state } : {}) }, headerGetter);
 }
 
 /**

@@ -68,8 +68,12 @@ test('each coding decodes to the identity bytes; Vary on the compressed and the 
 test.each([
   ['gzip;q=0.2, br;q=0.8', 'br'],
   ['br;q=0, gzip', 'gzip'],
-  ['*', 'gzip'],
-  ['*;q=0.5, gzip;q=0', 'br'],
+  // Equal weights: the server's order (zstd where the runtime has it, br, gzip: codecs.ts).
+  ['*', HAS_ZSTD ? 'zstd' : 'br'],
+  ['gzip, deflate, br, zstd', HAS_ZSTD ? 'zstd' : 'br'],
+  ['gzip, br', 'br'],
+  ['*;q=0.5, gzip;q=0', HAS_ZSTD ? 'zstd' : 'br'],
+  ['*;q=0.5, zstd;q=0', 'br'],
   ['*;q=0.5, gzip;q=0, br;q=0', HAS_ZSTD ? 'zstd' : undefined],
   ['gzip;q=0.5, identity', undefined],
   ['identity', undefined],

@@ -89,17 +89,34 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
 
 /**
  * The secrets the gateway reads: every variable of its configuration schemas (gateway/config/*.ts)
- * whose name says secret, password, token or user name, and the portal's two (CONTRACT part 8).
+ * whose name says secret, password, token or user name, and the portal's client secret.
  */
 function secretVariables(): string[] {
   const dir = path.join(ROOT, 'gateway/config');
-  const names = new Set(['PORTAL_SESSION_SECRET', 'PORTAL_OIDC_CLIENT_SECRET']);
+  const names = new Set(['PORTAL_OIDC_CLIENT_SECRET']);
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     for (const m of text.matchAll(/^\s+([A-Z][A-Z0-9_]*(?:SECRETS?|PASSWORD|TOKEN|TOKENS_FILE|USERNAME))\??:/gm)) names.add(m[1]!);
   }
   return [...names].sort();
 }
+/** Every source file of gateway/, as one text (to look variable names up in). */
+function gatewaySource(): string {
+  const dir = path.join(ROOT, 'gateway');
+  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+}
+
+interface NetworkPolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: unknown;
+}
+interface NetworkPolicySpec {
+  podSelector: { matchLabels: Record<string, string> };
+  policyTypes: string[];
+  ingress: Array<{ from?: NetworkPolicyPeer[]; ports?: Array<{ port: string | number }> }>;
+}
+
 /** Features the base leaves off (their secrets come with them, in the overlay). */
 const offInBase = (name: string): boolean => name.startsWith('PORTAL_') || name.startsWith('WEBHOOK_');
 
@@ -112,9 +129,50 @@ describe.each([
     objects = render(dir);
   });
 
-  test('renders with kubectl kustomize: a Deployment, Services, a PodDisruptionBudget, an autoscaler, the ConfigMap, a ServiceMonitor', () => {
+  test('renders with kubectl kustomize: a Deployment, Services, a PodDisruptionBudget, an autoscaler, the ConfigMap, a ServiceMonitor, a NetworkPolicy', () => {
     const kinds = objects.map((o) => o.kind).sort();
-    expect(new Set(kinds)).toEqual(new Set(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']));
+    expect(new Set(kinds)).toEqual(new Set(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceMonitor']));
+  });
+
+  test('a NetworkPolicy opens the public ports to anyone and the admin and ops listeners only to named peers; no service account token', () => {
+    const template = one(objects, 'Deployment').spec.template!;
+    expect((template.spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken).toBe(false);
+    const policy = one(objects, 'NetworkPolicy').spec as unknown as NetworkPolicySpec;
+    expect(matches(policy.podSelector.matchLabels, template.metadata.labels)).toBe(true);
+    expect(policy.policyTypes).toContain('Ingress');
+    // A rule without ports opens every port: none here.
+    expect(policy.ingress.filter((r) => !r.ports?.length)).toEqual([]);
+    const publicPorts = which === 'base' ? ['http'] : ['http', 'portal'];
+    const open = policy.ingress.filter((r) => !r.from?.length).flatMap((r) => r.ports!.map((p) => p.port));
+    expect(open.sort()).toEqual([...publicPorts].sort());
+    for (const listener of ['admin', 'ops']) {
+      const rules = policy.ingress.filter((r) => r.ports!.some((p) => p.port === listener));
+      expect({ listener, rules: rules.length }).toEqual({ listener, rules: 1 });
+      // Named peers only: each with a selector that names labels (an empty selector matches every pod), no address block.
+      for (const peer of rules[0]!.from ?? []) {
+        expect(peer.ipBlock).toBeUndefined();
+        expect(Object.keys(peer.podSelector?.matchLabels ?? {}).length + Object.keys(peer.namespaceSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+        if (peer.podSelector) expect(Object.keys(peer.podSelector.matchLabels ?? {}).length).toBeGreaterThan(0);
+        if (peer.namespaceSelector) expect(Object.keys(peer.namespaceSelector.matchLabels ?? {}).length).toBeGreaterThan(0);
+      }
+      expect(rules[0]!.from?.length).toBeGreaterThan(0);
+    }
+    // Every listener of the container is reachable by some rule.
+    const allowed = new Set(policy.ingress.flatMap((r) => r.ports!.map((p) => p.port)));
+    expect(gatewayContainer(objects).ports.map((p) => p.name).filter((n) => !allowed.has(n!))).toEqual([]);
+  });
+
+  test('every variable the Deployment sets is one the gateway reads; TRUST_PROXY names no range wider than a /24 (or an IPv6 /64)', () => {
+    const c = gatewayContainer(objects);
+    const source = gatewaySource();
+    expect(c.env.map((e) => e.name).filter((name) => !new RegExp(`\\b${name}\\b`).test(source))).toEqual([]);
+    const trusted = (envValue(c, 'TRUST_PROXY') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    if (which === 'overlay') expect(trusted.length).toBeGreaterThan(0);
+    for (const entry of trusted) {
+      const [address, bits] = entry.split('/');
+      const widest = address!.includes(':') ? 64 : 24;
+      expect({ entry, wideEnough: bits === undefined || Number(bits) >= widest }).toEqual({ entry, wideEnough: true });
+    }
   });
 
   test('every object validates against the Kubernetes schemas (offline)', () => {
@@ -178,6 +236,16 @@ describe.each([
     // Shared by every pod, so required: a cursor from one pod opens on another.
     expect(c.env.find((e) => e.name === 'CURSOR_SECRET')!.valueFrom!.secretKeyRef!.optional).toBeUndefined();
   });
+});
+
+test('the Dockerfile takes its base image as one build argument, so it can be pinned by digest', () => {
+  const lines = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').split('\n');
+  const froms = lines.filter((l) => /^FROM\s/i.test(l));
+  expect(froms.length).toBeGreaterThan(0);
+  for (const from of froms) expect(from).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/);
+  const arg = lines.findIndex((l) => /^ARG NODE_IMAGE=\S+$/.test(l));
+  expect(arg).toBeGreaterThanOrEqual(0);
+  expect(arg).toBeLessThan(lines.findIndex((l) => /^FROM\s/i.test(l)));
 });
 
 test('the schema check can fail: a wrong field type is refused', () => {

@@ -94,16 +94,19 @@ test('?done= with a prototype name (constructor, __proto__, toString) shows no n
   expect(notice((await get('/portal/keys/acme-1?done=addresses')).text)).toMatch(/addresses are saved/);
 });
 
-test('ranges that together allow every IPv4 or IPv6 address are refused as "any" is; IPv6 and mapped forms, duplicates are fine', async () => {
+test('ranges wider than a /8 of IPv4 or a /32 of IPv6 are refused as "any" is, however written; a /8, a /32, mapped forms and duplicates are fine', async () => {
   const before = await record('acme-2');
-  for (const addresses of ['0.0.0.0/1\n128.0.0.0/1', '::/1\n8000::/1', '::ffff:0.0.0.0/97\n::ffff:128.0.0.0/97', '0.0.0.0/2 64.0.0.0/2 128.0.0.0/1 10.0.0.1']) {
+  for (const addresses of [
+    '0.0.0.0/1\n128.0.0.0/1', '::/1\n8000::/1', '::ffff:0.0.0.0/97\n::ffff:128.0.0.0/97', '0.0.0.0/2 64.0.0.0/2 128.0.0.0/1 10.0.0.1',
+    '0.0.0.0/1 128.0.0.0/2 192.0.0.0/3 224.0.0.0/4', '::/1 8000::/2 c000::/3 e000::/4', '0.0.0.0/1', '10.0.0.0/8 11.0.0.0/8', '2001:db8::/31',
+  ]) {
     const a = await post('/portal/keys/acme-2/addresses', { addresses });
     expect({ addresses, status: a.status }).toEqual({ addresses, status: 400 });
     expect(fieldError(a.text)).toMatch(/every IPv[46] address/);
   }
   expect(await record('acme-2')).toEqual(before);
-  expect((await post('/portal/keys/acme-2/addresses', { addresses: '0.0.0.0/1\n::ffff:10.0.0.1\n10.0.0.1\n2001:DB8::1' })).status).toBe(303);
-  expect((await record('acme-2')).addresses).toEqual(['0.0.0.0/1', '10.0.0.1', '2001:db8::1']);
+  expect((await post('/portal/keys/acme-2/addresses', { addresses: '10.0.0.0/8\n::ffff:10.0.0.1\n10.0.0.1\n2001:DB8::/32' })).status).toBe(303);
+  expect((await record('acme-2')).addresses).toEqual(['10.0.0.0/8', '10.0.0.1', '2001:db8::/32']);
 });
 
 function rawPost(p: string, headers: Record<string, string>, body: Buffer | string): Promise<{ status: number; text: string }> {
@@ -138,6 +141,21 @@ test('odd bodies (invalid UTF-8, a gzip bomb, JSON, bracketed and prototype name
     expect(a.text).not.toMatch(/ at [\w.]+ \(|node_modules/);
   }
   expect(await record('acme-1')).toEqual(before);
+});
+
+test('a compressed form (gzip, deflate, br), however small and valid, is refused as the message says, as the admin API refuses one', async () => {
+  const before = await record('acme-1');
+  const form = Buffer.from(`_csrf=${holder.csrf}&addresses=10.9.9.9`);
+  const urlencoded = { 'content-type': 'application/x-www-form-urlencoded' };
+  for (const [encoding, body] of [['gzip', zlib.gzipSync(form)], ['deflate', zlib.deflateSync(form)], ['br', zlib.brotliCompressSync(form)]] as const) {
+    const a = await rawPost('/portal/keys/acme-1/addresses', { ...urlencoded, 'content-encoding': encoding }, body);
+    expect({ encoding, status: a.status }).toEqual({ encoding, status: 400 });
+    expect(a.text).toContain('not compressed');
+  }
+  expect(await record('acme-1')).toEqual(before);
+  // The same form, plain, is taken.
+  expect((await rawPost('/portal/keys/acme-1/addresses', urlencoded, form)).status).toBe(303);
+  expect((await record('acme-1')).addresses).toEqual(['10.9.9.9']);
 });
 
 test('requests: the same one sent twice is recorded once, and a key has at most 50 pending', async () => {

@@ -8,7 +8,7 @@
  * continued; a ratio-0 sampler records nothing; no key value or hash is in any attribute; a hanging
  * or stopped collector does not slow requests, and the dropped spans are counted in /metrics.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { fixtureListings } from '../fixtures/listings';
 import { stringify } from 'yaml';
@@ -158,7 +158,7 @@ test('parentbased_traceidratio with ratio 0 records nothing, at the gateway or t
   expect(accessLines(quiet.output).filter((l) => 'trace_id' in l)).toEqual([]);
 });
 
-test("the insights service gets a traceparent naming the gateway's client span, and the caller's tracestate", async () => {
+test("the insights service gets a traceparent naming the gateway's client span, and what of the caller's tracestate is continued", async () => {
   const insights = await startStub((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"series":[]}'));
   const value = randomKeyValue('insights');
   keyValues.push(value);
@@ -170,12 +170,12 @@ test("the insights service gets a traceparent naming the gateway's client span, 
   });
   try {
     const traceId = randomBytes(16).toString('hex');
-    const answer = await getWithKey(gateway.url, '/v1/insights/prices?region=GB', value, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, tracestate: 'caller=1' } });
+    const answer = await getWithKey(gateway.url, '/v1/insights/prices?region=GB', value, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, tracestate: 'caller=1,ot=rv:0123456789abcd' } });
     expect(answer.status).toBe(200);
     const sent = insights.requests[0]!.headers;
     const call = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.kind === CLIENT), 'the insights call span');
     expect(sent.traceparent).toBe(`00-${traceId}-${call.spanId}-01`);
-    expect(sent.tracestate).toBe('caller=1');
+    expect(sent.tracestate).toBe('ot=rv:0123456789abcd');
     expect(call.attributes['server.port']).toBe(insights.port);
     const server = await until(() => gatewaySpan(traceId), 'the insights server span');
     expect(server).toMatchObject({ name: 'GET /v1/insights/{path}' });
@@ -192,6 +192,26 @@ test("the insights service gets a traceparent naming the gateway's client span, 
   } finally {
     await gateway.stop();
     await insights.close();
+  }
+});
+
+test("of a caller's tracestate only OpenTelemetry's th and rv go on: a key's base64 or SHA-256 hidden in it reaches neither the collector nor the data service", async () => {
+  const value = await provision('tracestate');
+  // As a tracestate value may carry them: base64 without its padding ('=' is not allowed there).
+  const hidden = [
+    Buffer.from(value).toString('base64').replace(/=+$/, ''), Buffer.from(value).toString('base64url'), Buffer.from(value).toString('hex'),
+    sha256Hex(value), createHash('sha256').update(value).digest('base64').replace(/=+$/, ''),
+  ];
+  const traceId = randomBytes(16).toString('hex');
+  const tracestate = `b64=${hidden[0]},b64u=${hidden[1]},acme@hex=${hidden[2]},sha=${hidden[3]},ot=th:0;rv:0123456789abcd;x:${hidden[3]!.slice(0, 40)},sha64=${hidden[4]}`;
+  expect((await getWithKey(stack.url, PAGE, value, { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`, tracestate } })).status).toBe(200);
+  const server = await until(() => gatewaySpan(traceId), 'the server span');
+  const data = await until(() => receiver.spans.find((s) => s.traceId === traceId && s.service === 'listings-data-service'), 'the data service span');
+  expect(server.traceState).toBe('ot=th:0;rv:0123456789abcd');
+  expect(data.traceState).toBe('ot=th:0;rv:0123456789abcd');
+  for (const h of [...hidden, hidden[3]!.slice(0, 40)]) {
+    const seen = receiver.bodies.filter((b) => b.includes(h)).length;
+    expect({ h, seen }).toEqual({ h, seen: 0 });
   }
 });
 

@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   name: string;
   /** OTLP span kind: 1 internal, 2 server, 3 client. */
   kind: number;
+  /** The span's W3C trace state, when it has one. */
+  traceState?: string;
   attributes: Record<string, string | number | boolean>;
 }
 
@@ -26,6 +28,8 @@ export interface OtlpReceiver {
   /** The only encoding taken; an export in the other is refused. */
   readonly protocol: OtlpProtocol;
   readonly spans: ReceivedSpan[];
+  /** Every export body taken, as received (to look for bytes no decoded field shows). */
+  readonly bodies: Buffer[];
   /** Export requests received (whatever the mode). */
   readonly requests: number;
   /** Why each refused request was refused (wrong path, Content-Type or encoding, undecodable body): empty when all is well. */
@@ -41,7 +45,7 @@ type KeyValue = { key: string; value: AnyValue };
 interface ExportRequest {
   resourceSpans?: Array<{
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: KeyValue[] }> }>;
+    scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; traceState?: string; parentSpanId?: string; name: string; kind: number; attributes?: KeyValue[] }> }>;
   }>;
 }
 
@@ -56,7 +60,10 @@ export function flattenSpans(request: ExportRequest): ReceivedSpan[] {
     const service = String(attributesOf(rs.resource?.attributes)['service.name'] ?? '');
     for (const ss of rs.scopeSpans ?? []) {
       for (const s of ss.spans ?? []) {
-        out.push({ service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributesOf(s.attributes) });
+        out.push({
+          service, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributesOf(s.attributes),
+          ...(s.traceState ? { traceState: s.traceState } : {}),
+        });
       }
     }
   }
@@ -89,6 +96,7 @@ function refusal(req: http.IncomingMessage, protocol: OtlpProtocol): string | un
  */
 export async function startOtlpReceiver(protocol: OtlpProtocol = 'http/protobuf'): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const bodies: Buffer[] = [];
   const refused: string[] = [];
   let requests = 0;
   const hanging = new Set<http.ServerResponse>();
@@ -96,6 +104,7 @@ export async function startOtlpReceiver(protocol: OtlpProtocol = 'http/protobuf'
     url: '',
     protocol,
     spans,
+    bodies,
     refused,
     get requests() {
       return requests;
@@ -123,7 +132,9 @@ export async function startOtlpReceiver(protocol: OtlpProtocol = 'http/protobuf'
         return;
       }
       try {
-        spans.push(...decoders[protocol](Buffer.concat(chunks)));
+        const body = Buffer.concat(chunks);
+        spans.push(...decoders[protocol](body));
+        bodies.push(body);
       } catch (err) {
         refused.push(`undecodable ${protocol} export: ${(err as Error).message}`);
         res.writeHead(400).end();

@@ -80,7 +80,8 @@ export function addKeyRoutes(router: Router, store: ConsoleStore): void {
     back(res, req.params.id as string, 'settled');
   });
   router.post('/keys/:id/set', need('manage'), async (req, res) => {
-    await admin().set(req.params.id as string, recordInput(req));
+    // What the change does decides the role it needs, as on the admin API (gateway/keys/change-role.ts).
+    await admin().set(req.params.id as string, recordInput(req), { issue: allows(signed(res).role, 'issue') });
     back(res, req.params.id as string, 'changed');
   });
   router.post('/keys/:id/revoke', need('issue'), async (req, res) => {
