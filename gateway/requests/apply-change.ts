@@ -14,11 +14,14 @@ export function applyThroughKeyAdmin(admin: Pick<KeyAdmin, 'show' | 'set'>): App
     if (current.account !== accountId) {
       throw new ApiError('conflict', {}, undefined, `Key "${keyId}" no longer belongs to account "${accountId}": decline the request.`);
     }
+    // Checked again in the change's own write: a move or another change between this read and the
+    // write is not overwritten (409 or 404; the request stays pending, to be approved again).
+    const still = { account: accountId, version: current.updated_at };
     if ('tier' in change) {
-      if (current.tier !== change.tier) await admin.set(keyId, { tier: change.tier });
+      if (current.tier !== change.tier) await admin.set(keyId, { tier: change.tier }, undefined, still);
       return;
     }
     const countries = [...new Set([...current.countries, ...change.countries])];
-    if (countries.length !== current.countries.length) await admin.set(keyId, { countries });
+    if (countries.length !== current.countries.length) await admin.set(keyId, { countries }, undefined, still);
   };
 }

@@ -8,7 +8,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { createKeyAdmin } from '../../gateway/keys/key-admin';
+import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
+import { applyThroughKeyAdmin } from '../../gateway/requests/apply-change';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
 import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 import { pendingGateKey } from '../../gateway/requests/pending-gate';
@@ -21,6 +22,8 @@ import { startRedis, type RedisServer } from '../kit/redis-server';
 let redisServer: RedisServer;
 let redis: RedisClient;
 let requests: ReturnType<typeof createRedisHolderStores>['requests'];
+let holders: ReturnType<typeof createRedisHolderStores>;
+let admin: KeyAdmin;
 
 const COUNTRIES = [...ISO_COUNTRY_CODES].sort();
 const ask = (keyId: string, change: RequestChange) => requests.create({ keyId, accountId: 'acme', change });
@@ -38,7 +41,9 @@ beforeAll(async () => {
   writePortalConfig(configFile);
   redis = connectRedis(parseRedisTopology({ REDIS_URL: redisServer.url, REDIS_COMMAND_TIMEOUT_MS: 5000 })!, pino({ level: 'silent' }), 'test', { autoPipelining: false });
   if (!(await whenReady(redis, 10_000))) throw new Error('test Redis client not ready');
-  requests = createRedisHolderStores(redis, createKeyAdmin(redis, loadGatewayConfig(configFile))).requests;
+  admin = createKeyAdmin(redis, loadGatewayConfig(configFile));
+  holders = createRedisHolderStores(redis, admin);
+  requests = holders.requests;
 }, 30_000);
 
 afterAll(async () => {
@@ -93,4 +98,23 @@ test('requests recorded before the gate existed count against the cap and as the
   await expect(ask('older', { tier: 'advanced' })).rejects.toMatchObject({ code: 'conflict' });
   expect((await ask('older', { countries: [COUNTRIES[3]!] })).id).toBe(made[3]!.id);
   expect(await pending('older')).toBe(MAX_PENDING_REQUESTS);
+});
+
+test('an approval whose key is moved or changed between its read and its write changes nothing', async () => {
+  await holders.accounts.create({ id: 'acme', name: 'Acme', emails: ['ops@acme.test'] });
+  await holders.accounts.create({ id: 'other', name: 'Other', emails: ['it@other.test'] });
+  const between = async (id: string, meanwhile: Record<string, unknown>) => {
+    await admin.create({ id, tier: 'standard', countries: ['GB'], address: '10.0.0.1', account: 'acme' });
+    // The approval reads the key, then (before its write) an operator changes it.
+    const apply = applyThroughKeyAdmin({ set: admin.set, show: async (keyId) => {
+      const seen = await admin.show(keyId);
+      await admin.set(keyId, meanwhile);
+      return seen;
+    } });
+    return apply(id, { countries: ['FR'] }, 'acme');
+  };
+  await expect(between('moved-between', { account: 'other' })).rejects.toMatchObject({ code: 'not_found' });
+  expect(await admin.show('moved-between')).toMatchObject({ account: 'other', countries: ['GB'] });
+  await expect(between('changed-between', { countries: ['GB', 'DE'] })).rejects.toMatchObject({ code: 'conflict' });
+  expect(await admin.show('changed-between')).toMatchObject({ account: 'acme', countries: ['GB', 'DE'] });
 });
