@@ -8,7 +8,8 @@ import { compareAndSet } from '../redis/compare-and-set';
 import { parseStoredJson } from '../validation/stored-json';
 import type { RequestStoreDeps } from './memory-request-store';
 import type { RequestQuery, RequestStore } from './request-store';
-import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
+import { checkPageLimit } from '../http/list-query';
+import { decodeRequestCursor, encodeRequestCursor } from './request-page';
 import { alreadyDecided, checkChange, eventData, newRequestId, unknownRequest, type SubscriptionRequest } from './subscription-request';
 
 /**
