@@ -1,13 +1,8 @@
-import express, { type Request, type Response } from 'express';
+import express, { type Request } from 'express';
 import { invalidParameter } from '../http/invalid-parameter';
 
 /** The console's form parser: small forms only (16 KB, 50 fields), never nested. */
 export const formBody = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50, inflate: false });
-
-/** A page answer: HTML, with the status given. */
-export function sendPage(res: Response, status: number, page: string): void {
-  res.status(status).type('text/html; charset=utf-8').send(page);
-}
 
 /** The query of a console request, as given. */
 export const queryOf = (req: Request): URLSearchParams => new URL(req.originalUrl, 'http://console').searchParams;
