@@ -19,6 +19,7 @@ import type { RefusedAuthBudget } from './limits/refused-auth-table';
 import { withinRefusedAuthBudget } from './policies/refused-auth-budget';
 import { requireTierAtLeast } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
+import { codecFailureSink, reportCodecFailuresTo } from './compression/codec-failures';
 import { createExpressApp } from './http/express-app';
 import { createReferenceRouter } from './reference/reference-router';
 import { matchRoute } from './router';
@@ -77,6 +78,8 @@ export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
   const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)), deps.tracer);
   const answerError = createErrorHandler(deps.logger, deps.counters);
+  reportCodecFailuresTo(codecFailureSink(deps.metrics.tally.compressionFailures, deps.logger));
+  // Here, at start-up: the reference's fixed bodies get their compressed forms now (StaticVariants).
   const reference = createReferenceApp();
 
   // The contract's order after the path and method: 401, 403 ip_not_allowed, 403 key_paused,
