@@ -1,6 +1,7 @@
 // First: signals are caught from here on (a SIGHUP or SIGTERM while starting must not kill the gateway).
 import { processSignals as signals } from './startup/signals';
 import { watchDemoKeys } from './keys/demo-key-watch';
+import { defined } from './defined';
 import { createLogger } from './logging';
 import { createOperatorRegistry } from './operators/operator-tokens';
 import { adminListener } from './startup/admin-listener';
@@ -14,6 +15,7 @@ import { startPortalListener } from './startup/portal-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
+import { serviceContext } from './startup/service-context';
 import { createServing, startPublicListener } from './startup/serving';
 import { drainServers, stopOnSignals } from './startup/shutdown';
 import { startTracing } from './tracing/start-tracing';
@@ -41,21 +43,21 @@ async function main(): Promise<void> {
   const { usageStore, usage, webhooks } = usageAndWebhooks;
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
-  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
+  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...defined({ tracing }) });
   const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, ...defined({ administration, webhooks }) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
-  const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...(redis ? { redis } : {}), ...(sharedCounters ? { sharedCounters } : {}) })];
+  const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...defined({ redis, sharedCounters }) })];
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
-  servers.push(...startOptionalListeners([
-    adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
-  ], logger));
-  const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
+  // The operator and holder listeners share one context.
+  const services = serviceContext({ logger, keys, usageStore, counters, administration, holders, redis });
+  servers.push(...startOptionalListeners([adminListener(env, { ...services, operators })], logger));
+  const portalServer = await startPortalListener(env, portal, { ...services, policy: selfService.current });
   if (portalServer) servers.push(portalServer);
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.

@@ -33,7 +33,7 @@ export interface AuditedWrite<P extends PlannedWrite> {
   giveUp(): Error;
   /** Leave the entry in the record (the caller drains it when the change is complete). */
   keepPending?: boolean;
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /**

@@ -39,7 +39,7 @@ export function createKeyAdmin(
     writer: createKeyWriter(redis, createKeyPointers(redis), outbox, logger),
     counters,
     emit: events ?? (async () => undefined),
-    ...(logger ? { logger } : {}),
+    logger,
   };
   return {
     ...keyAdminReads(context),

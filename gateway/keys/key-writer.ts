@@ -99,7 +99,7 @@ export function createKeyWriter(redis: RedisClient, pointers: KeyPointers, outbo
         else if (before) await pointers.tidyRemoved(before);
       },
       giveUp: concurrentChange,
-      ...(logger ? { logger } : {}),
+      logger,
     });
     return planned;
   }
