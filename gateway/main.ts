@@ -1,7 +1,6 @@
 // First: signals are caught from here on (a SIGHUP or SIGTERM while starting must not kill the gateway).
 import { processSignals as signals } from './startup/signals';
 import { watchDemoKeys } from './keys/demo-key-watch';
-import { defined } from './defined';
 import { createLogger } from './logging';
 import { createOperatorRegistry } from './operators/operator-tokens';
 import { adminListener } from './startup/admin-listener';
@@ -43,16 +42,16 @@ async function main(): Promise<void> {
   const { usageStore, usage, webhooks } = usageAndWebhooks;
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
-  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...defined({ tracing }) });
+  const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
   const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...defined({ administration, webhooks }) }, signals, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
-  const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...defined({ redis, sharedCounters }) })];
+  const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...(redis ? { redis } : {}), ...(sharedCounters ? { sharedCounters } : {}) })];
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   // The operator and holder listeners share one context.
   const services = serviceContext({ logger, keys, usageStore, counters, administration, holders, redis });
