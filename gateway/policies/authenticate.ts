@@ -12,8 +12,8 @@ const MAX_KEY_LENGTH = 1024;
 function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 9 && name.toLowerCase() === 'x-api-key') count++;
+    const name = rawHeaders[i];
+    if (name !== undefined && name.length === 9 && name.toLowerCase() === 'x-api-key') count++;
   }
   return count;
 }
