@@ -10,16 +10,13 @@
  * entry in `lgw:audit`, one that did not has none, and every change answered as done happened.
  * On one Redis and on a Redis Cluster (the records, their pointers and the stream in different slots).
  */
-import Redis from 'ioredis';
 import pino from 'pino';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
-import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { createKeyAdmin, type KeyAdmin } from '../../gateway/keys/key-admin';
-import { connectRedis, type RedisClient, whenReady } from '../../gateway/redis/connect';
+import { type RedisClient, whenReady } from '../../gateway/redis/connect';
 import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 import { budget, removeTempDirs, writeGatewayConfig } from '../kit/gateway-stack';
-import { createCutter, cuttingProxy, startCutCluster, type CutCluster, type Cutter } from '../kit/cutting-proxy';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { createCutter, startCutCluster, startCutNode, type Cutter, type CutRedis } from '../kit/cutting-proxy';
 
 jest.setTimeout(budget(600_000));
 
@@ -193,10 +190,10 @@ async function expectExactlyOnce(s: Stores, changes: readonly Change[], outcomes
 }
 
 /** The suite of one topology: `start` gives the store's client (through the cutting proxies) and a direct one. */
-function everyKindOn(topology: string, prefix: string, start: (cutter: ReturnType<typeof createCutter>) => Promise<{ client: RedisClient; direct: RedisClient; stop(): Promise<void> }>): void {
+function everyKindOn(topology: string, prefix: string, start: (cutter: ReturnType<typeof createCutter>) => Promise<CutRedis>): void {
   describe(topology, () => {
     const cutter = createCutter();
-    let started: { client: RedisClient; direct: RedisClient; stop(): Promise<void> };
+    let started: CutRedis;
     let stores: Stores;
 
     beforeAll(async () => {
@@ -218,22 +215,5 @@ function everyKindOn(topology: string, prefix: string, start: (cutter: ReturnTyp
   });
 }
 
-everyKindOn('one Redis', 'one', async (cutter) => {
-  const server: RedisServer = await startRedis();
-  const proxy = await cuttingProxy(server.port, cutter);
-  const direct = new Redis(server.url);
-  const client = connectRedis(parseRedisTopology({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_COMMAND_TIMEOUT_MS: ONE_NODE_TIMEOUT_MS })!, silent, 'admin', { autoPipelining: false });
-  await whenReady(client, 10_000);
-  return {
-    client,
-    direct,
-    async stop() {
-      client.disconnect();
-      direct.disconnect();
-      proxy.close();
-      await server.stop();
-    },
-  };
-});
-
-everyKindOn('a Redis Cluster', 'cl', async (cutter): Promise<CutCluster> => startCutCluster(cutter, CLUSTER_TIMEOUT_MS));
+everyKindOn('one Redis', 'one', (cutter) => startCutNode(cutter, ONE_NODE_TIMEOUT_MS));
+everyKindOn('a Redis Cluster', 'cl', (cutter) => startCutCluster(cutter, CLUSTER_TIMEOUT_MS));
