@@ -7,7 +7,7 @@ import type { KeyStore } from './keys/key-record';
 import type { Counters } from './limits/counters';
 import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
-import { referenceContexts, runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
+import { referenceContexts, Route, type RequestContext, type RequestTracer } from './pipeline';
 import { authenticate } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
@@ -19,9 +19,10 @@ import type { RefusedAuthBudget } from './limits/refused-auth-table';
 import { withinRefusedAuthBudget } from './policies/refused-auth-budget';
 import { requireTierAtLeast } from './policies/require-tier';
 import { validateItemQuery, validateListQuery, validateNoQuery } from './policies/validate-query';
+import { codecFailureSink, reportCodecFailuresTo } from './compression/codec-failures';
 import { createExpressApp } from './http/express-app';
 import { createReferenceRouter } from './reference/reference-router';
-import { matchRoute } from './router';
+import { matchRoute, type RouteMatch } from './router';
 import { createErrorHandler } from './routes/error-handler';
 import { insights } from './routes/insights';
 import { ping } from './routes/ping';
@@ -77,6 +78,8 @@ export function createGateway(deps: AppDeps): RequestListener {
   const usage = deps.usage;
   const beginRequest = createBeginRequest(deps.logger, deps.metrics, deps.trustedProxies, usage && ((keyId, status, code) => usage.record(keyId, status, code)), deps.tracer);
   const answerError = createErrorHandler(deps.logger, deps.counters);
+  reportCodecFailuresTo(codecFailureSink(deps.metrics.tally.compressionFailures, deps.logger));
+  // Here, at start-up: the reference's fixed bodies get their compressed forms now (StaticVariants).
   const reference = createReferenceApp();
 
   // The contract's order after the path and method: 401, 403 ip_not_allowed, 403 key_paused,
@@ -87,14 +90,26 @@ export function createGateway(deps: AppDeps): RequestListener {
   const authenticateKey = deps.refusedAuth
     ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
     : authenticate(deps.keyStore);
-  const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
+  // Each route's steps are typed (pipeline.ts, Route): a step that reads the key, a checked query
+  // or the cursor's filters only compiles after the step that sets it.
+  const identify = <Start extends object>(start: Route<Start>) => start.then(authenticateKey).then(refuseKeyInPath()).then(bindAddress()).then(checkKeyState());
   const watcher = deps.quotaWatcher;
   const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));
-  const routes: Record<Exclude<RouteName, 'reference'>, readonly Step[]> = {
-    ping: [...identify, limits, validateNoQuery(), ping()],
-    properties: [...identify, limits, validateListQuery(), checkEntitlement(), openCursor(deps.cursors), listProperties(deps.stores, deps.cursors)],
-    property: [...identify, limits, validateItemQuery(), checkEntitlement(), getProperty(deps.stores)],
-    insights: [...identify, requireTierAtLeast('advanced'), limits, insights(deps.insights)],
+  const routes = {
+    ping: identify(Route.start()).then(limits).then(validateNoQuery()).then(ping()),
+    properties: identify(Route.start()).then(limits).then(validateListQuery()).then(checkEntitlement('listQuery')).then(openCursor(deps.cursors))
+      .then(listProperties(deps.stores, deps.cursors)),
+    property: identify(Route.start<{ readonly params: { readonly id: string } }>()).then(limits).then(validateItemQuery()).then(checkEntitlement('itemQuery'))
+      .then(getProperty(deps.stores)),
+    insights: identify(Route.start<{ readonly params: { readonly subPath: string } }>()).then(requireTierAtLeast('advanced')).then(limits).then(insights(deps.insights)),
+  };
+  /** The route's steps, on the request with the route's own parameters (the router typed them). */
+  const run = (match: Exclude<RouteMatch, { kind: 'not_found' } | { route: 'reference' }>, ctx: RequestContext): Promise<void> => {
+    switch (match.route) {
+      case 'property': return routes.property.run(Object.assign(ctx, { params: match.params }));
+      case 'insights': return routes.insights.run(Object.assign(ctx, { params: match.params }));
+      default: return routes[match.route].run(ctx);
+    }
   };
 
   function route(ctx: RequestContext): void {
@@ -111,7 +126,7 @@ export function createGateway(deps: AppDeps): RequestListener {
         referenceContexts.set(req, ctx);
         return reference(req, res);
       }
-      runSteps(routes[match.route], ctx).catch((err: unknown) => answerError(err, ctx));
+      run(match, ctx).catch((err: unknown) => answerError(err, ctx));
     } catch (err) {
       answerError(err, ctx);
     }

@@ -52,6 +52,11 @@ export class ApiError extends Error {
    * refused?", e.g. `revoked`, `day_quota`, `upstream_timeout`. See gateway/log-reasons.ts.
    */
   reason?: string;
+  /**
+   * The kind of the failed call to a data service or the insights service that decided this answer
+   * (`timeout`, `unreachable`...: gateway/upstream/outcome.ts), counted and logged as `upstream`.
+   */
+  upstream?: string;
   constructor(
     readonly code: ErrorCode | AdminErrorCode,
     readonly extras: ErrorExtras = {},
@@ -67,6 +72,12 @@ export class ApiError extends Error {
   because(reason: string): this {
     this.reason = reason;
     return this;
+  }
+
+  /** An answer decided by a failed upstream call of `kind`: its kind, and the logged reason `upstream_<kind>`. */
+  fromUpstream(kind: string): this {
+    this.upstream = kind;
+    return this.because(`upstream_${kind}`);
   }
 }
 

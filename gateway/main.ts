@@ -14,6 +14,7 @@ import { startPortalListener } from './startup/portal-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
+import { serviceContext } from './startup/service-context';
 import { createServing, startPublicListener } from './startup/serving';
 import { drainServers, stopOnSignals } from './startup/shutdown';
 import { startTracing } from './tracing/start-tracing';
@@ -52,10 +53,10 @@ async function main(): Promise<void> {
 
   const servers = [startPublicListener(env, serving, { logger, readiness, keys, ...(redis ? { redis } : {}), ...(sharedCounters ? { sharedCounters } : {}) })];
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
-  servers.push(...startOptionalListeners([
-    adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
-  ], logger));
-  const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
+  // The operator and holder listeners share one context.
+  const services = serviceContext({ logger, keys, usageStore, counters, administration, holders, redis });
+  servers.push(...startOptionalListeners([adminListener(env, { ...services, operators })], logger));
+  const portalServer = await startPortalListener(env, portal, { ...services, policy: selfService.current });
   if (portalServer) servers.push(portalServer);
 
   // SIGTERM: stop accepting, let in-flight requests finish (bounded), close upstream and Redis, exit 0.

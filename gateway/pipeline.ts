@@ -53,6 +53,15 @@ export interface RequestContext {
   encoded?: { readonly encoding: string; readonly bytes: number; readonly sentBytes: number };
 }
 
+/** A request whose key is known (set by `authenticate`). */
+export type Keyed = { readonly key: KeyRecord };
+/** A request of `GET /v1/properties` whose query was checked (`validateListQuery`). */
+export type WithListQuery = { readonly listQuery: ListQuery };
+/** A request of `GET /v1/properties/{id}` whose query was checked (`validateItemQuery`). */
+export type WithItemQuery = { readonly itemQuery: ItemQuery };
+/** A list request whose cursor's filters are decided (`openCursor`). */
+export type WithCursor = { readonly cursorFilters: CursorFilters };
+
 /** One span of a step (key look-up, limit check): ended once, with what went wrong if anything did. */
 export interface StepSpan {
   end(error?: string): void;
@@ -79,14 +88,42 @@ export type RequestTracer = (req: IncomingMessage, path: string) => RequestTrace
 
 /**
  * One step of a route: a policy or the final handler. It either returns (the next step runs),
- * throws an `ApiError` (the error handler answers), or answers itself (the last step).
+ * throws an `ApiError` (the error handler answers), or answers itself (the last step). Typed by
+ * what it needs of the context (`Needs`: set by the steps before it, e.g. `{ key: KeyRecord }`)
+ * and what it sets for the steps after it (`Adds`: read by the compiler only, through `Route`).
  */
-export type Step = (ctx: RequestContext) => void | Promise<void>;
+export interface Step<Needs extends object = object, Adds extends object = object> {
+  (ctx: RequestContext & Needs): void | Promise<void>;
+  /** Never set: what the step adds to the context, for `Route.then` to check the steps after it. */
+  readonly adds?: Adds;
+}
 
-/** Runs the steps in order; a synchronous step costs no promise. */
-export async function runSteps(steps: readonly Step[], ctx: RequestContext): Promise<void> {
-  for (const step of steps) {
-    const pending = step(ctx);
-    if (pending) await pending;
+/** A step as the runner calls it, once its route's order was checked by `Route.then`. */
+type CheckedStep = (ctx: RequestContext) => void | Promise<void>;
+
+/**
+ * A route's steps in order, typed by what its requests hold from the start (`Start`: what the
+ * router matched, e.g. `{ params: { id: string } }`) and what they hold once the steps so far ran
+ * (`Has`): `then` accepts a step only when the steps before it set what it needs, so no step reads
+ * a field that may not be there.
+ */
+export class Route<Start extends object, Has extends object = Start> {
+  private constructor(readonly steps: readonly CheckedStep[]) {}
+
+  /** An empty route whose requests hold `Start`. */
+  static start<Start extends object = object>(): Route<Start> {
+    return new Route<Start>([]);
+  }
+
+  then<Adds extends object>(step: Step<Has, Adds>): Route<Start, Has & Adds> {
+    return new Route<Start, Has & Adds>([...this.steps, step as unknown as CheckedStep]);
+  }
+
+  /** Runs the steps in order on a request holding `Start`; a synchronous step costs no promise. */
+  async run(ctx: RequestContext & Start): Promise<void> {
+    for (const step of this.steps) {
+      const pending = step(ctx);
+      if (pending) await pending;
+    }
   }
 }

@@ -1,9 +1,13 @@
 import type { RouteName } from './pipeline';
 import { isListingId } from './validation/query';
 
+/** A matched path: the route, and its path parameters (percent-decoded and checked), typed by route. */
 export type RouteMatch =
-  | { readonly kind: 'route'; readonly route: RouteName; readonly params: { id?: string; subPath?: string } }
+  | { [R in Exclude<RouteName, 'property' | 'insights'>]: { readonly kind: 'route'; readonly route: R; readonly params: NoParams } }[Exclude<RouteName, 'property' | 'insights'>]
+  | { readonly kind: 'route'; readonly route: 'property'; readonly params: { readonly id: string } }
+  | { readonly kind: 'route'; readonly route: 'insights'; readonly params: { readonly subPath: string } }
   | { readonly kind: 'not_found' };
+type NoParams = { readonly id?: undefined; readonly subPath?: undefined };
 
 const NOT_FOUND: RouteMatch = { kind: 'not_found' };
 const EXACT: ReadonlyMap<string, RouteMatch> = new Map<string, RouteMatch>([

@@ -4,7 +4,7 @@ import { operatorOf, permit } from '../operators/require-role';
 import { allows } from '../operators/roles';
 import { sendJson } from '../send';
 import { accountInputFromJson, accountPatchFromJson, accountView, unknownAccount } from './account';
-import { ACCOUNT_PAGE } from './account-page';
+import { PAGE } from '../http/page-bound';
 import type { AccountStore } from './account-store';
 
 const body = (req: Request): Record<string, unknown> =>
@@ -20,7 +20,7 @@ export function createAccountRoutes(accounts: AccountStore): Router {
   const id = (req: Request): string => req.params.id as string;
   router.get('/admin/accounts', async (req, res) => {
     const q = listQuery(req.url);
-    const page = await accounts.list({ limit: q.limit ?? ACCOUNT_PAGE.default, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
+    const page = await accounts.list({ limit: q.limit ?? PAGE.default, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
     sendJson(res, 200, { accounts: page.accounts.map(accountView), next_cursor: page.nextCursor });
   });
   router.post('/admin/accounts', permit('issue'), async (req, res) => sendJson(res, 201, accountView(await accounts.create(accountInputFromJson(body(req))))));

@@ -2,7 +2,8 @@ import { ApiError } from '../errors';
 import { accountChangeNeedsAdmin, refuseUnlessAdmin } from '../keys/change-role';
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
-import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
+import { checkPageLimit } from '../http/list-query';
+import { decodeAccountCursor, encodeAccountCursor } from './account-page';
 import { noAudit, type ChangeAudit } from './change-audit';
 import { emailKey } from './email-address';
 

@@ -8,13 +8,14 @@ import { accountChangeNeedsAdmin, refuseUnlessAdmin } from '../keys/change-role'
 import { accountChanges, applyPatch, checkAccountInput, checkAccountPatch, unknownAccount, type Account } from './account';
 import type { AccountStore } from './account-store';
 import { emailKey } from './email-address';
-import { checkPageLimit, decodeAccountCursor, encodeAccountCursor } from './account-page';
+import { checkPageLimit } from '../http/list-query';
+import { decodeAccountCursor, encodeAccountCursor } from './account-page';
 import { accountKeyIds, createAccountWrites } from './redis-account-writes';
 
 /**
  * Accounts in the Redis key store, beside the keys: the record under `lgw:account:<id>`, the ids in
  * a sorted set (listed in id order by ZRANGE BYLEX), and one `lgw:account-email:<address>` pointer
- * per address. As with key hashes (gateway/keys/record-writes.ts), the record decides: pointers are
+ * per address. As with key hashes (gateway/keys/key-pointers.ts), the record decides: pointers are
  * claimed before the record names an address and released after it stopped, and every reader
  * checks the record, so a writer dying half-way leaves at worst a pointer that leads nowhere.
  * Single-key commands only, so it runs on any topology. Each change and its audit entry are one

@@ -61,7 +61,7 @@ export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, log
         await redis.zadd(redisKeys.accounts, 0, id); // before the record: a listed id without a record is skipped
       },
       giveUp: concurrent,
-      ...(logger ? { logger } : {}),
+      logger,
     });
     const { before, after } = planned;
     if (before) await releaseEmails(before.emails.filter((e) => !after.emails.includes(e)), id);
@@ -75,7 +75,7 @@ export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, log
         return { before, next: undefined, ...entryOf(id, audit(before)) };
       },
       giveUp: concurrent,
-      ...(logger ? { logger } : {}),
+      logger,
     });
     await redis.zrem(redisKeys.accounts, id);
     await releaseEmails(planned.before.emails, id);

@@ -22,7 +22,7 @@ export interface AuditOutboxOptions {
   readonly pendingSet: string;
   /** The record key of a member of the set (members written before the set held record keys). */
   readonly recordOf?: (member: string) => string;
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
 }
 
 /**

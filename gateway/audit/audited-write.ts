@@ -23,16 +23,22 @@ export interface AuditedWrite<P extends PlannedWrite> {
   plan(value: OutboxValue): P | Promise<P>;
   /** Runs before each compare-and-set: what must exist before the record names it (indexes, pointers). */
   prepare?(planned: P): Promise<void>;
+  /**
+   * Runs once the change is committed, whether this writer saw its compare-and-set answer or found
+   * its op in the record after a lost answer: what may only go once the record stopped naming it
+   * (stale pointers). Before the entry is moved to the log.
+   */
+  settle?(planned: P): Promise<void>;
   /** The error after too many lost races. */
   giveUp(): Error;
   /** Leave the entry in the record (the caller drains it when the change is complete). */
   keepPending?: boolean;
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /**
  * One change of one record (any Redis key holding a JSON object: an account, a subscription
- * request) with its audit entry, in one compare-and-set of the record's value (outbox-value.ts),
+ * request, a key) with its audit entry, in one compare-and-set of the record's value (outbox-value.ts),
  * so the change and its entry are one atomic step on the record's slot, on every topology.
  * Retried when another writer got there first. The write carries an op id: a writer whose
  * compare-and-set ran but whose answer was lost (a cut connection; a cluster client may re-send it,
@@ -60,6 +66,7 @@ export async function auditedWrite<P extends PlannedWrite>(redis: RedisClient, o
       throw err;
     }
   }, w.giveUp);
+  await w.settle?.(planned);
   if (!w.keepPending) await drainLogged(outbox, record, w.logger);
   return { planned, op };
 }

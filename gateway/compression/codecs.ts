@@ -1,14 +1,8 @@
 import zlib from 'node:zlib';
 import type { ContentCoding } from './negotiate';
+import { codecFailed } from './codec-failures';
 import { compressReused } from './reused-engine';
-
-/** node:zlib's zstd (Node ≥ 22.15 / 23.8), typed here because the project's @types/node predates it. */
-interface ZstdZlib {
-  zstdCompressSync?: (buf: Buffer, options: { params: Record<number, number> }) => Buffer;
-  zstdCompress?: (buf: Buffer, options: { params: Record<number, number> }, cb: (err: Error | null, out: Buffer) => void) => void;
-  constants: { ZSTD_c_compressionLevel?: number };
-}
-const zstd = zlib as unknown as ZstdZlib;
+import { zstd, zstdParams, type ZstdOptions } from './zstd';
 
 /** Bodies smaller than this go uncompressed (unless the caller refuses identity): the saving is not worth a coding. */
 export const MIN_COMPRESSED_BYTES = 1024;
@@ -40,10 +34,10 @@ export const DYNAMIC_LEVELS: Readonly<Record<ContentCoding, number>> = { gzip: 3
  */
 export const STATIC_LEVELS: Readonly<Record<ContentCoding, number>> = { br: 9, gzip: 9, zstd: 19 };
 
-function options(coding: ContentCoding, level: number, size: number): zlib.ZlibOptions & zlib.BrotliOptions & { params?: Record<number, number> } {
+function options(coding: ContentCoding, level: number, size: number): zlib.ZlibOptions & zlib.BrotliOptions & Partial<ZstdOptions> {
   if (coding === 'gzip') return { level };
   if (coding === 'br') return { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size } };
-  return { params: { [zstd.constants.ZSTD_c_compressionLevel!]: level } };
+  return zstdParams(level);
 }
 
 /**
@@ -60,18 +54,19 @@ export function compressSync(coding: ContentCoding, body: Buffer, level = DYNAMI
   const o = options(coding, level, body.length);
   if (coding === 'gzip') return zlib.gzipSync(body, o);
   if (coding === 'br') return zlib.brotliCompressSync(body, o);
-  return zstd.zstdCompressSync!(body, o as { params: Record<number, number> });
+  return zstd.zstdCompressSync!(body, o as ZstdOptions);
 }
 
 /**
  * The compressed body, or undefined when the codec threw (out of memory, a native error): the
  * answer then goes uncompressed, as for a caller that asked for none, rather than a 500 for a
- * request that was served.
+ * request that was served. The failure is counted and logged (codec-failures.ts).
  */
 export function compressedOrUndefined(coding: ContentCoding, bytes: Buffer): Buffer | undefined {
   try {
     return compressSync(coding, bytes);
-  } catch {
+  } catch (err) {
+    codecFailed(coding, err);
     return undefined;
   }
 }
@@ -83,6 +78,6 @@ export function compressAsync(coding: ContentCoding, body: Buffer, level = STATI
     const done = (err: Error | null, out: Buffer): void => (err ? reject(err) : resolve(out));
     if (coding === 'gzip') zlib.gzip(body, o, done);
     else if (coding === 'br') zlib.brotliCompress(body, o, done);
-    else zstd.zstdCompress!(body, o as { params: Record<number, number> }, done);
+    else zstd.zstdCompress!(body, o as ZstdOptions, done);
   });
 }

@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import zlib from 'node:zlib';
+import { zstd, zstdParams } from './zstd';
 
 /**
  * One native compressor per coding and level, kept for the life of the process and reset between
@@ -43,21 +44,13 @@ const SCRATCH_BYTES = 64 * 1024;
 const scratch = Buffer.allocUnsafe(SCRATCH_BYTES);
 const engines = new Map<string, Engine | null>();
 
-type ZstdFactory = (options: { params: Record<number, number> }) => zlib.Gzip;
-type ZstdOneShot = (buf: Buffer, options: { params: Record<number, number> }) => Buffer;
-const zstdApi = zlib as unknown as { createZstdCompress?: ZstdFactory; zstdCompressSync?: ZstdOneShot; constants: { ZSTD_c_compressionLevel?: number } };
-
-function zstdParams(level: number): { params: Record<number, number> } {
-  return { params: { [zstdApi.constants.ZSTD_c_compressionLevel!]: level } };
-}
-
 function oneShot(coding: ReusableCoding, level: number, body: Buffer): Buffer {
-  return coding === 'gzip' ? zlib.gzipSync(body, { level }) : zstdApi.zstdCompressSync!(body, zstdParams(level));
+  return coding === 'gzip' ? zlib.gzipSync(body, { level }) : zstd.zstdCompressSync!(body, zstdParams(level));
 }
 
 function makeEngine(coding: ReusableCoding, level: number): Engine | null {
-  if (coding === 'zstd' && (typeof zstdApi.createZstdCompress !== 'function' || typeof zstdApi.zstdCompressSync !== 'function')) return null;
-  const stream = coding === 'gzip' ? zlib.createGzip({ level }) : zstdApi.createZstdCompress!(zstdParams(level));
+  if (coding === 'zstd' && (typeof zstd.createZstdCompress !== 'function' || typeof zstd.zstdCompressSync !== 'function')) return null;
+  const stream = coding === 'gzip' ? zlib.createGzip({ level }) : zstd.createZstdCompress!(zstdParams(level));
   const inner = stream as unknown as EngineInternals;
   const handle = inner._handle;
   if (!handle || typeof handle.writeSync !== 'function' || typeof handle.reset !== 'function' || !types.isUint32Array(inner._writeState) || typeof inner._finishFlushFlag !== 'number') {
@@ -77,7 +70,7 @@ function selfCheck(engine: Engine, coding: ReusableCoding, level: number): boole
     const second = run(engine, sample);
     if (first === undefined || second === undefined) return false;
     const expected = oneShot(coding, level, sample);
-    const decoded = coding === 'gzip' ? zlib.gunzipSync(second) : (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(second);
+    const decoded = coding === 'gzip' ? zlib.gunzipSync(second) : zstd.zstdDecompressSync!(second);
     return first.equals(expected) && second.equals(expected) && decoded.equals(sample);
   } catch {
     return false;

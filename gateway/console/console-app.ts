@@ -11,7 +11,8 @@ import { tokenDigest, type OperatorRegistry } from '../operators/operator-tokens
 import { tooManyGuesses } from '../operators/require-role';
 import type { ConsoleStore } from './console-store';
 import { requireCsrf, sameOrigin } from './csrf';
-import { field, formBody, sendPage } from './forms';
+import { sendPage } from '../http/page-headers';
+import { field, formBody } from './forms';
 import { createHolderConsoleRoutes, type HolderConsole } from './holder-routes';
 import { errorPage } from './pages/error-page';
 import { signInPage } from './pages/sign-in';

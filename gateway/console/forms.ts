@@ -1,14 +1,9 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { invalidParameter } from '../http/invalid-parameter';
 import { formBody as readFormBody } from '../http/request-bodies';
 
 /** The console's form parser: small forms only (16 KB, 50 fields), never nested, never compressed. */
 export const formBody = readFormBody({ limit: '16kb', parameterLimit: 50 });
-
-/** A page answer: HTML, with the status given. */
-export function sendPage(res: Response, status: number, page: string): void {
-  res.status(status).type('text/html; charset=utf-8').send(page);
-}
 
 /** The query of a console request, as given. */
 export const queryOf = (req: Request): URLSearchParams => new URL(req.originalUrl, 'http://console').searchParams;

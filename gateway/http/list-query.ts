@@ -1,14 +1,19 @@
 import { invalidParameter } from './invalid-parameter';
+import { PAGE } from './page-bound';
 import { queryParams, rawQueryOf } from './query-params';
 
-/** The one page bound of every admin-side list (CONTRACT part 7: `limit` 1..1000). */
-export const PAGE_LIMIT = { min: 1, max: 1000 } as const;
+const outOfBound = (): Error => invalidParameter('limit', `must be a whole number from ${PAGE.min} to ${PAGE.max}`);
 
 /** `limit` as a whole number within the page bound; else 400 `invalid_parameter` naming `limit`. */
 export function parseLimit(value: string): number {
   const n = /^[0-9]{1,4}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= PAGE_LIMIT.min && n <= PAGE_LIMIT.max)) throw invalidParameter('limit', `must be a whole number from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`);
+  if (!(n >= PAGE.min && n <= PAGE.max)) throw outOfBound();
   return n;
+}
+
+/** A page size given in code (a store's caller, the CLI): within the page bound, else the same 400. */
+export function checkPageLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < PAGE.min || limit > PAGE.max) throw outOfBound();
 }
 
 /** A cursor as given: a non-empty string (its meaning is the list's to check). */

@@ -1,4 +1,9 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
+
+/** A page answer of the console or the portal: HTML, with the status given. */
+export function sendPage(res: Response, status: number, page: string): void {
+  res.status(status).type('text/html; charset=utf-8').send(page);
+}
 
 /**
  * The headers of every answer of the operator console and the key holders' portal: their

@@ -1,9 +1,9 @@
-import { invalidParameter } from '../http/invalid-parameter';
 import { windowsAt } from '../limits/windows';
 import { pageOfIds } from './id-pager';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { unknownId } from './key-input';
-import { PAGE } from './key-page';
+import { checkPageLimit } from '../http/list-query';
+import { PAGE } from '../http/page-bound';
 import { toKeyRecord } from './key-record-build';
 import { keyView, type UsageView } from './key-view';
 import { parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
@@ -20,9 +20,7 @@ export function keyAdminReads(ctx: KeyAdminContext): Pick<KeyAdmin, 'list' | 'sh
   return {
     async list(options = {}) {
       const limit = options.limit ?? PAGE.default;
-      if (!Number.isInteger(limit) || limit < PAGE.min || limit > PAGE.max) {
-        throw invalidParameter('limit', `must be a whole number from ${PAGE.min} to ${PAGE.max}`);
-      }
+      checkPageLimit(limit);
       const { ids, next } = await pageOfIds(ctx.redis, limit, options.cursor);
       ids.sort();
       // One GET per record (records live in different cluster slots, so no MGET); a page is at most 1,000.

@@ -59,5 +59,5 @@ export interface KeyAdminContext {
   readonly counters: CounterReadout;
   /** Key events (webhooks) after a committed change: ids and changed fields, never a hash or value. */
   readonly emit: KeyEventSink;
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
 }

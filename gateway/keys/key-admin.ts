@@ -11,7 +11,7 @@ import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { createKeyWriter } from './key-writer';
 import { keyStoreOutbox } from './key-store-outbox';
-import { createRecordWrites } from './record-writes';
+import { createKeyPointers } from './key-pointers';
 import { redisKeys } from './redis-layout';
 
 export type { KeyAdmin } from './key-admin-types';
@@ -32,15 +32,14 @@ export function createKeyAdmin(
 ): KeyAdmin {
   let config = initialConfig;
   const audit = createRedisAuditLog(redis, redisKeys.audit, auditRetention);
-  const writes = createRecordWrites(redis);
   const outbox = keyStoreOutbox(redis, auditRetention, logger);
   const context: KeyAdminContext = {
     redis,
     config: () => config,
-    writer: createKeyWriter(redis, writes, outbox, logger),
+    writer: createKeyWriter(redis, createKeyPointers(redis), outbox, logger),
     counters,
     emit: events ?? (async () => undefined),
-    ...(logger ? { logger } : {}),
+    logger,
   };
   return {
     ...keyAdminReads(context),

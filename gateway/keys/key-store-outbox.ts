@@ -15,6 +15,6 @@ export function keyStoreOutbox(redis: RedisClient, retention: AuditRetention = D
   return createAuditOutbox(redis, createAuditAppender(redis, redisKeys.audit, retention), {
     pendingSet: redisKeys.auditPending,
     recordOf: (member) => (member.includes(':') ? member : redisKeys.record(member)),
-    ...(logger ? { logger } : {}),
+    logger,
   });
 }

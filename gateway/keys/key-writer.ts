@@ -1,18 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
-import { currentActor } from '../audit/actor';
 import { diffRecords, type AuditAction, type FieldChange } from '../audit/audit-entry';
-import type { PendingAuditEntry } from '../audit/redis-audit-append';
+import { auditedWrite } from '../audit/audited-write';
 import { ApiError } from '../errors';
 import type { AuditOutbox } from '../audit/audit-outbox';
-import { LOST, retryCompareAndSet } from './cas-retry';
 import type { KeyEntry } from './key-entry';
 import { unknownId } from './key-input';
+import { concurrentChange, type KeyPointers } from './key-pointers';
 import { newEpoch } from './key-store-epoch';
-import { envelopeJson, readEnvelope, type RecordEnvelope } from './record-envelope';
-import type { createRecordWrites } from './record-writes';
-import { liveHashes, redisKeys, type StoredKey } from './redis-layout';
+import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 const nowIso = (): string => new Date().toISOString();
 
@@ -23,10 +19,21 @@ export interface Change {
   readonly changes: Record<string, FieldChange>;
 }
 
+/** What an update may add to its change. */
+export interface UpdateOptions {
+  /**
+   * Checked against the record as read, on every attempt, before `change` (it throws to refuse):
+   * the change commits only over the very version the check accepted (the compare-and-set), so a
+   * condition on the record holds at the instant of the change. What it reads elsewhere (another
+   * record) is read before the write, not locked.
+   */
+  precondition?(before: StoredKey): void | Promise<void>;
+}
+
 /** How the key admin writes records: each change committed with its audit entry, then announced. */
 export interface KeyWriter {
   /** Read, change, compare-and-set (retried when another writer got there first). */
-  update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<Change & { before: StoredKey; after: StoredKey }>;
+  update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey, options?: UpdateOptions): Promise<Change & { before: StoredKey; after: StoredKey }>;
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
   insert(entry: KeyEntry, allowReplace: boolean): Promise<Change & { after: StoredKey }>;
   /** Removes the record after `check` accepted it (it throws to refuse). */
@@ -60,19 +67,17 @@ function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
 }
 
 /**
- * Every change is one compare-and-set of the record's value, which holds the record and the change's
- * audit entry (gateway/audit/audit-outbox.ts): the change and its entry are one atomic step on the record's slot,
- * on every topology. Hash pointers are written around it in a safe order (record-writes.ts). Each
- * change carries an op id: a writer whose compare-and-set ran but whose answer was lost (a cut
- * connection; the client may re-send it, and the re-sent one then finds the value changed) reads
- * its own op back and takes the change as done, so it is neither applied nor audited twice. Then
- * the entry is moved to the log and the hashes involved are announced, so every gateway drops
- * them from its cache at once. The actor is the one the channel set with `runAs` (audit/actor.ts).
+ * Every change is one audited write (gateway/audit/audited-write.ts): one compare-and-set of the
+ * record's value, which holds the record and the change's audit entry, retried on a lost race and
+ * recognising its own re-sent write by its op id, so it is neither applied nor audited twice. The
+ * hash pointers are written around it in a safe order (key-pointers.ts): claimed before each
+ * compare-and-set, tidied once the change is committed (also when found committed by a re-sent
+ * command). Then the entry is moved to the log and the hashes involved are announced, so every
+ * gateway drops them from its cache at once. The actor is the one the channel set with `runAs`.
  */
-export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof createRecordWrites>, outbox: AuditOutbox, logger?: Logger) {
-  /** After the commit: neither failure undoes the change (a retried roll would hand out a second value), so each is logged. */
-  async function afterCommit(id: string, hashes: string[]): Promise<void> {
-    await outbox.drain(redisKeys.record(id)).catch((err: unknown) => logger?.warn({ err: (err as Error).message, key_id: id }, 'key change and its audit entry stored; the entry reaches the log at the next read'));
+export function createKeyWriter(redis: RedisClient, pointers: KeyPointers, outbox: AuditOutbox, logger?: Logger) {
+  /** After the commit: an announcement's failure does not undo the change (a retried roll would hand out a second value), so it is logged. */
+  async function announce(hashes: string[]): Promise<void> {
     try {
       await redis.publish(redisKeys.changes, JSON.stringify({ hashes: [...new Set(hashes)] }));
     } catch (err) {
@@ -80,68 +85,54 @@ export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof cr
     }
   }
 
-  /** The value now, when the compare-and-set failed or its answer was lost: did our op land? */
-  const landed = async (id: string, op: string): Promise<boolean> => readEnvelope(await redis.get(redisKeys.record(id))).op === op;
-
-  /** One change: `plan` says what to write from the value read; retried on a lost race; recognises its own re-sent write. */
-  async function write(id: string, action: AuditAction, plan: (envelope: RecordEnvelope) => Change): Promise<Change> {
-    const op = randomUUID();
-    const actor = currentActor();
-    let attempt: Change | undefined;
-    let ours = false;
-    const done = await retryCompareAndSet(async () => {
-      const envelope = readEnvelope(await redis.get(redisKeys.record(id)));
-      if (attempt && envelope.op === op) return (ours = true), attempt;
-      const next = plan(envelope);
-      attempt = next;
-      const visible = Object.keys(next.changes).length > 0 || action === 'roll';
-      const entry: PendingAuditEntry = { op, actor: actor.name, channel: actor.channel, action, key_id: id, changes: next.changes };
-      const pending = visible ? [...envelope.pending, entry] : envelope.pending;
-      if (pending.length) await outbox.note(redisKeys.record(id));
-      const json = envelopeJson(next.after, pending, op);
-      try {
-        const committed = next.after
-          ? await writes.commit({ ...(next.before ? { stored: next.before } : {}), json: envelope.json }, next.after, json!)
-          : await writes.remove({ stored: next.before!, json: envelope.json! }, json);
-        return committed ? next : LOST;
-      } catch (err) {
-        if (await landed(id, op).catch(() => false)) return (ours = true), next;
-        throw err;
-      }
+  /** One change: `plan` says what to write from the record read (it throws to refuse); an entry when something visible changed. */
+  async function write(id: string, action: AuditAction, plan: (stored: StoredKey | undefined) => Change | Promise<Change>): Promise<Change> {
+    const { planned } = await auditedWrite(redis, outbox, redisKeys.record(id), {
+      plan: async (value) => {
+        const change = await plan(value.body ? parseStoredKey(value.json) : undefined);
+        const visible = Object.keys(change.changes).length > 0 || action === 'roll';
+        return { ...change, next: change.after, ...(visible ? { entry: { action, key_id: id, changes: change.changes } } : {}) };
+      },
+      prepare: async ({ after }) => { if (after) await pointers.claim(after); },
+      settle: async ({ before, after }) => {
+        if (after) await pointers.tidy(before, after);
+        else if (before) await pointers.tidyRemoved(before);
+      },
+      giveUp: concurrentChange,
+      logger,
     });
-    // Found committed by a re-sent command: the pointers' tidying after it was not run.
-    if (ours) await (done.after ? writes.tidy(done.before, done.after) : writes.tidyRemoved(done.before!));
-    return done;
+    return planned;
   }
 
   return {
-    async update(id, action, change) {
-      const done = await write(id, action, ({ stored: before }) => {
+    async update(id, action, change, options) {
+      const done = await write(id, action, async (before) => {
         if (!before) throw unknownId(id);
+        await options?.precondition?.(before);
         const after = { ...change(before), updated_at: nowIso() };
         return { before, after, changes: diffRecords(before, after) };
       });
-      await afterCommit(id, [...liveHashes(done.before!, 0), ...liveHashes(done.after!, 0)]);
+      await announce([...liveHashes(done.before!, 0), ...liveHashes(done.after!, 0)]);
       return done as Change & { before: StoredKey; after: StoredKey };
     },
     async insert(entry, allowReplace) {
-      const done = await write(entry.id, allowReplace ? 'import' : 'create', ({ stored: existing }) => {
+      const done = await write(entry.id, allowReplace ? 'import' : 'create', (existing) => {
         if (existing && !allowReplace) throw new ApiError('invalid_parameter', { parameter: 'id' }, undefined, `A key with id "${entry.id}" already exists.`);
         const after = recordOf(entry, existing);
         return { ...(existing ? { before: existing } : {}), after, changes: auditChanges(existing, after) };
       });
       // The key-store marker: its absence later tells a lost store from one that never held keys.
       await redis.set(redisKeys.epoch, newEpoch(), 'NX');
-      await afterCommit(entry.id, [entry.key_sha256, ...(done.before ? liveHashes(done.before, 0) : [])]);
+      await announce([entry.key_sha256, ...(done.before ? liveHashes(done.before, 0) : [])]);
       return done as Change & { after: StoredKey };
     },
     async remove(id, check) {
-      const done = await write(id, 'delete', ({ stored }) => {
+      const done = await write(id, 'delete', (stored) => {
         if (!stored) throw unknownId(id);
         check(stored);
         return { before: stored, changes: auditChanges(stored, undefined) };
       });
-      await afterCommit(id, liveHashes(done.before!, 0));
+      await announce(liveHashes(done.before!, 0));
       return done as Change & { before: StoredKey };
     },
   } satisfies KeyWriter;

@@ -3,7 +3,7 @@
 import { ApiError } from '../errors';
 import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
 import type { KeyStore } from '../keys/key-record';
-import type { Step } from '../pipeline';
+import type { Keyed, Step } from '../pipeline';
 
 /** Longer values are not keys (imported keys of any format fit); refused before hashing. */
 const MAX_KEY_LENGTH = 1024;
@@ -12,8 +12,8 @@ const MAX_KEY_LENGTH = 1024;
 function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 9 && name.toLowerCase() === 'x-api-key') count++;
+    const name = rawHeaders[i];
+    if (name !== undefined && name.length === 9 && name.toLowerCase() === 'x-api-key') count++;
   }
   return count;
 }
@@ -24,7 +24,7 @@ function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
  * prefix and a bad checksum is refused without a store look-up. A store that cannot answer gives
  * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
  */
-export function authenticate(store: KeyStore): Step {
+export function authenticate(store: KeyStore): Step<object, Keyed> {
   // Every refusal says why in the log (never in the answer: all are the same 401 to the caller).
   const identify = (ctx: Parameters<Step>[0], lookup: Awaited<ReturnType<KeyStore['lookup']>>): void => {
     if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('key_store_unavailable');

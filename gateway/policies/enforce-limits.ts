@@ -2,7 +2,7 @@ import { ApiError } from '../errors';
 import type { Counters, LimitDecision } from '../limits/counters';
 import { setRateLimitHeaders } from '../limits/ratelimit-headers';
 import type { Metrics } from '../ops/metrics';
-import type { RequestContext, Step } from '../pipeline';
+import type { Keyed, RequestContext, Step } from '../pipeline';
 
 /** What the limit check's span records: nothing when allowed, else why not. */
 const spanOutcome = (d: LimitDecision): string | undefined => (d.kind === 'allowed' ? undefined : d.kind === 'unavailable' ? 'counters_unavailable' : d.code);
@@ -17,12 +17,12 @@ export function enforceLimits(
   metrics: Metrics,
   /** Told of every decision, synchronously (quota notifications); must not wait on anything. */
   onDecision?: (keyId: string, decision: LimitDecision) => void,
-): Step {
-  const apply = (ctx: RequestContext, decision: LimitDecision, atMs: number, started: number): void => {
+): Step<Keyed> {
+  const apply = (ctx: RequestContext & Keyed, decision: LimitDecision, atMs: number, started: number): void => {
     metrics.tally.limitCheck.cell(decision.kind === 'unavailable' ? 'shared' : (decision.store ?? 'local')).observe((performance.now() - started) / 1000);
     if (decision.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('counters_unavailable');
     if (decision.kind === 'allowed') ctx.counted = { atMs, store: decision.store };
-    onDecision?.(ctx.key!.id, decision);
+    onDecision?.(ctx.key.id, decision);
     metrics.tally.limitDecisions.add(decision.kind === 'allowed' ? 'allowed' : decision.code, decision.store ?? 'local');
     setRateLimitHeaders(ctx.res, decision.windows);
     if (decision.kind === 'refused') {
@@ -32,7 +32,7 @@ export function enforceLimits(
     }
   };
   return function enforceKeyLimits(ctx) {
-    const key = ctx.key!;
+    const { key } = ctx;
     const atMs = Date.now();
     const started = performance.now();
     const span = ctx.trace?.step('limits.check');

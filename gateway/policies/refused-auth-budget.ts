@@ -1,6 +1,6 @@
 import { ApiError } from '../errors';
 import type { RefusedAuthBudget } from '../limits/refused-auth-table';
-import type { RequestContext, Step } from '../pipeline';
+import type { Keyed, RequestContext, Step } from '../pipeline';
 
 /**
  * `authenticate` within the address's budget (the unauthenticated budget; its table is
@@ -11,10 +11,10 @@ import type { RequestContext, Step } from '../pipeline';
  */
 export function withinRefusedAuthBudget(
   budget: RefusedAuthBudget,
-  authenticate: Step,
+  authenticate: Step<object, Keyed>,
   /** Told of every 429 the budget answers (gateway_limit_refusals_total{window="address"}). */
   onRefused?: () => void,
-): Step {
+): Step<object, Keyed> {
   const refuse = (ctx: RequestContext, waitSeconds: number): never => {
     onRefused?.();
     ctx.res.setHeader('RateLimit-Policy', `"address";q=${budget.perMinute};w=60`);
@@ -28,7 +28,7 @@ export function withinRefusedAuthBudget(
   return function authenticateWithinBudget(ctx) {
     const wait = budget.waitFor(ctx.clientIp);
     if (wait > 0) refuse(ctx, wait);
-    let pending: ReturnType<Step>;
+    let pending: void | Promise<void>;
     try {
       pending = authenticate(ctx);
     } catch (err) {

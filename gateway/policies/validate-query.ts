@@ -1,6 +1,6 @@
 import { ApiError } from '../errors';
 import { carriesKey } from '../keys/key-format';
-import type { RequestContext, Step } from '../pipeline';
+import type { RequestContext, Step, WithItemQuery, WithListQuery } from '../pipeline';
 import { parseEmptyQuery, parseItemQuery, parseListQuery, type QueryParse } from '../validation/query';
 
 /** Parameter names of the surface: only these are named in the logged reason (an unknown name may be a pasted key). */
@@ -23,7 +23,7 @@ const toError = (failed: Extract<QueryParse<unknown>, { ok: false }>, ctx: Reque
 };
 
 /** 400 `invalid_parameter` (with `parameter`) unless the query of `GET /v1/properties` is exactly right. */
-export function validateListQuery(): Step {
+export function validateListQuery(): Step<object, WithListQuery> {
   return function validatePropertiesQuery(ctx) {
     const parsed = parseListQuery(ctx.rawQuery);
     if (!parsed.ok) throw toError(parsed, ctx);
@@ -32,7 +32,7 @@ export function validateListQuery(): Step {
 }
 
 /** 400 `invalid_parameter` unless the query of `GET /v1/properties/{id}` is `country` alone. */
-export function validateItemQuery(): Step {
+export function validateItemQuery(): Step<object, WithItemQuery> {
   return function validatePropertyQuery(ctx) {
     const parsed = parseItemQuery(ctx.rawQuery);
     if (!parsed.ok) throw toError(parsed, ctx);

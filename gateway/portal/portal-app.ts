@@ -4,7 +4,7 @@ import { invalidParameter } from '../http/invalid-parameter';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { operatorError } from '../http/operator-error';
-import { pageHeaders } from '../http/page-headers';
+import { pageHeaders, sendPage } from '../http/page-headers';
 import { CSS, serveStaticAssets } from '../http/static-assets';
 import { ApiError } from '../errors';
 import { sameOrigin } from './origin-check';
@@ -21,10 +21,6 @@ import { FieldProblem } from './form-input';
 export const PORTAL_CSP = "default-src 'none'; script-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export type PortalDeps = AuthDeps & HolderDeps & { logger: Logger; trustedProxies: readonly string[] };
-
-export function sendPage(res: Response, status: number, page: string): void {
-  res.status(status).type('text/html; charset=utf-8').send(page);
-}
 
 /**
  * The key holders' portal (CONTRACT part 8) on its own listener: server-rendered pages under

@@ -1,5 +1,6 @@
 // gateway/redis/: Redis: connections (one server, Sentinel, Cluster; TLS), command deadlines, the start-up
 // check, health, expected errors and refusals, the change subscriber.
+import { defined } from '../defined';
 import Redis, { Cluster, type RedisOptions as IoRedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTopology } from '../config/redis-env';
@@ -42,9 +43,8 @@ export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number, r
     retryStrategy: backoff,
     // A master demoted by a failover answers writes with READONLY: reconnect (Sentinel finds the new one).
     reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
-    ...(topology.username !== undefined ? { username: topology.username } : {}),
-    ...(topology.password !== undefined ? { password: topology.password } : {}),
-    ...(topology.tls ? { tls: { ...(topology.tls.ca !== undefined ? { ca: topology.tls.ca } : {}) } } : {}),
+    ...defined({ username: topology.username, password: topology.password }),
+    ...(topology.tls ? { tls: defined({ ca: topology.tls.ca }) } : {}),
   };
 }
 

@@ -1,7 +1,8 @@
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import { noAudit, type ChangeAudit } from '../accounts/change-audit';
 import type { ApplyChange, RequestStore } from './request-store';
-import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
+import { checkPageLimit } from '../http/list-query';
+import { decodeRequestCursor, encodeRequestCursor } from './request-page';
 import { alreadyDecided, checkChange, eventData, MAX_PENDING_REQUESTS, newRequestId, sameRequestKey, TooManyPending, unknownRequest, type SubscriptionRequest } from './subscription-request';
 
 export interface RequestStoreDeps {

@@ -9,7 +9,8 @@ import { parseStoredJson } from '../validation/stored-json';
 import type { RequestStoreDeps } from './memory-request-store';
 import { createPendingGate } from './pending-gate';
 import type { RequestQuery, RequestStore } from './request-store';
-import { checkPageLimit, decodeRequestCursor, encodeRequestCursor } from './request-page';
+import { checkPageLimit } from '../http/list-query';
+import { decodeRequestCursor, encodeRequestCursor } from './request-page';
 import { alreadyDecided, checkChange, eventData, newRequestId, unknownRequest, type SubscriptionRequest } from './subscription-request';
 
 /**

@@ -1,8 +1,5 @@
 import { decodeIdCursor, encodeIdCursor } from '../http/id-cursor';
-import { checkPageLimit } from '../accounts/account-page';
 import { REQUEST_ID } from './subscription-request';
-
-export { checkPageLimit };
 
 /** Requests are listed newest first; the cursor carries the last id shown (opaque: base64url). */
 export const encodeRequestCursor = (lastId: string): string => encodeIdCursor('r1', lastId);

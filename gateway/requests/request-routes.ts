@@ -4,7 +4,7 @@ import { currentActor } from '../audit/actor';
 import { permit } from '../operators/require-role';
 import { sendJson } from '../send';
 import { queryParams } from '../http/query-params';
-import { ACCOUNT_PAGE } from '../accounts/account-page';
+import { PAGE } from '../http/page-bound';
 import type { RequestStore } from './request-store';
 import { checkStatus, requestView, unknownRequest } from './subscription-request';
 
@@ -26,7 +26,7 @@ export function createRequestRoutes(requests: RequestStore): Router {
   router.get('/admin/requests', async (req, res) => {
     const q = requestQuery(req.url);
     const status = checkStatus(q.status);
-    const page = await requests.list({ limit: q.limit ?? ACCOUNT_PAGE.default, ...(status ? { status } : {}), ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
+    const page = await requests.list({ limit: q.limit ?? PAGE.default, ...(status ? { status } : {}), ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) });
     sendJson(res, 200, { requests: page.requests.map(requestView), next_cursor: page.nextCursor });
   });
   router.get('/admin/requests/:id', async (req, res) => {

@@ -23,7 +23,7 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
     }
     ctx.errorCode = apiError.code;
     ctx.reason = apiError.reason ?? DEFAULT_REASON[apiError.code];
-    if (ctx.reason.startsWith('upstream_')) ctx.upstream = ctx.reason.slice('upstream_'.length);
+    if (apiError.upstream !== undefined) ctx.upstream = apiError.upstream;
     const { res, key } = ctx;
     if (res.headersSent || res.destroyed) {
       res.destroy();

@@ -2,7 +2,7 @@ import { ApiError } from '../errors';
 import { carriesKey } from '../keys/key-format';
 import type { KeyRecord } from '../keys/key-record';
 import { normaliseCountry } from '../validation/iso-countries';
-import type { Step } from '../pipeline';
+import type { Keyed, Step } from '../pipeline';
 import { sendJsonCompressible } from '../compression/send-compressed';
 import type { InsightsUpstream } from '../upstream/insights-client';
 import { errorForUpstream } from '../upstream/outcome';
@@ -73,14 +73,14 @@ const INSIGHTS_RETRY_AFTER_SECONDS = 3600;
  * `not_configured` (the area is announced, not live). The sub-path was checked segment by segment
  * by the router, so it cannot traverse the insights service's paths.
  */
-export function insights(upstream: InsightsUpstream): Step {
+export function insights(upstream: InsightsUpstream): Step<Keyed & { readonly params: { readonly subPath: string } }> {
   return async function answerInsights(ctx) {
     if (!upstream.configured()) {
       throw new ApiError('not_configured', {}, INSIGHTS_RETRY_AFTER_SECONDS, 'The insights area is announced but not live yet.').because('insights_not_configured');
     }
-    const key = ctx.key!;
+    const { key } = ctx;
     checkQuery(ctx.rawQuery, ctx.req.headers['x-api-key'], key);
-    const result = await upstream.forward(ctx.params.subPath ?? '', ctx.rawQuery, callContext(ctx), { keyId: key.id, tier: key.tier, countries: key.countries });
+    const result = await upstream.forward(ctx.params.subPath, ctx.rawQuery, callContext(ctx), { keyId: key.id, tier: key.tier, countries: key.countries });
     if (result.kind === 'answer') return sendJsonCompressible(ctx, Buffer.from(JSON.stringify(result.body)));
     if (result.kind === 'refused') throw new ApiError('invalid_parameter', { parameter: result.parameter }).because('insights_refused_query');
     throw errorForUpstream(result);

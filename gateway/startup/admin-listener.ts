@@ -4,7 +4,6 @@
  * (gateway/workers/supervisor.ts).
  */
 import type { Express } from 'express';
-import type { Logger } from 'pino';
 import { createAdminApp } from '../admin/admin-app';
 import type { Env } from '../config/env';
 import { createConsoleRouter } from '../console/console-app';
@@ -13,7 +12,6 @@ import { keyAdminConsoleStore, type ConsoleStore } from '../console/console-stor
 import { fileConsoleStore } from '../console/file-console-store';
 import { createMemorySessionStore } from '../console/sessions';
 import { ApiError } from '../errors';
-import type { Counters } from '../limits/counters';
 import type { OperatorRegistry } from '../operators/operator-tokens';
 import { addDays, dayOf } from '../usage/usage-dates';
 import type { UsageStore } from '../usage/usage-model';
@@ -22,24 +20,15 @@ import { createUsageRoutes, USAGE_PATHS } from '../usage/usage-routes';
 import { redisDeadLetters } from '../webhooks/redis-webhook-queue';
 import { createWebhookRoutes, WEBHOOK_PATHS } from '../webhooks/webhook-routes';
 import { holderAdminRoutes } from '../requests/holder-stores';
-import type { Holders } from './holders';
-import type { KeyStores } from './key-store';
 import type { OptionalListener } from './listeners';
-import type { SharedRedis } from './redis-and-counters';
+import type { ServiceContext } from './service-context';
 import { adminOn, type KeyAdministration } from './key-administration';
 
 /** Console sessions end this long after sign-in (kept in memory: a restart signs everyone out). */
 const CONSOLE_SESSION_TTL_MS = 8 * 3600_000;
 
-export interface AdminListenerDeps {
-  readonly logger: Logger;
+export interface AdminListenerDeps extends ServiceContext {
   readonly operators: OperatorRegistry;
-  readonly keys: KeyStores;
-  readonly administration?: KeyAdministration;
-  readonly usageStore: UsageStore;
-  readonly counters: Counters;
-  readonly redis?: SharedRedis;
-  readonly holders?: Holders;
 }
 
 function redisAdminApp(env: Env, deps: AdminListenerDeps, administration: KeyAdministration, consoleRouter: (store: ConsoleStore) => ReturnType<typeof createConsoleRouter>, usageViews: Parameters<typeof keyAdminConsoleStore>[2]): Express {

@@ -4,6 +4,7 @@
  * Start-up's first step: the environment and every configuration file read and validated. A problem
  * stops start-up with one line naming the file or variable, the entry and the field (exit 1).
  */
+import { defined } from '../defined';
 import { ConfigError } from '../config/config-error';
 import { parseEnv, type Env } from '../config/env';
 import { loadGatewayConfig, type GatewayConfig } from '../config/gateway-config';
@@ -52,7 +53,7 @@ export async function loadConfiguration(): Promise<Configuration> {
     const fileKeys = env.KEY_STORE === 'file' ? await readKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up
     const operatorTokens = env.ADMIN_TOKENS_FILE ? readOperatorTokens(env, env.ADMIN_TOKENS_FILE) : [];
-    return { env, gatewayConfig, ...(fileKeys ? { fileKeys } : {}), operatorTokens, ...(portal ? { portal } : {}) };
+    return { env, gatewayConfig, operatorTokens, ...defined({ fileKeys, portal }) };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);

@@ -4,29 +4,16 @@
  * change keys through key administration (Redis) or not at all (the keys file: read-only).
  */
 import type { Server } from 'node:http';
-import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import type { PortalEnv } from '../config/portal-env';
 import type { SelfServicePolicy } from '../config/portal-policy';
 import { keyAdminConsoleStore } from '../console/console-store';
 import { fileConsoleStore } from '../console/file-console-store';
-import type { Counters } from '../limits/counters';
 import { startPortal } from '../portal/start-portal';
-import type { UsageStore } from '../usage/usage-model';
 import { usageViewsOf } from './admin-listener';
-import type { KeyAdministration } from './key-administration';
-import type { Holders } from './holders';
-import type { KeyStores } from './key-store';
-import type { SharedRedis } from './redis-and-counters';
+import type { ServiceContext } from './service-context';
 
-export interface PortalListenerDeps {
-  readonly logger: Logger;
-  readonly keys: KeyStores;
-  readonly administration?: KeyAdministration;
-  readonly holders?: Holders;
-  readonly usageStore: UsageStore;
-  readonly counters: Counters;
-  readonly redis?: SharedRedis;
+export interface PortalListenerDeps extends ServiceContext {
   readonly policy: () => SelfServicePolicy | undefined;
 }
 

@@ -3,6 +3,7 @@
  * process's memory. Quota notifications and key events, signed per Standard Webhooks: durable in
  * Redis, else in memory (best effort).
  */
+import { defined } from '../defined';
 import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import { DEFAULT_QUOTA_THRESHOLDS, type GatewayConfig } from '../config/gateway-config';
@@ -50,5 +51,5 @@ export function startUsageAndWebhooks(env: Env, config: GatewayConfig, redis: Sh
   const usageStore = redis ? createRedisUsageStore(redis.connect('usage', true, BACKGROUND_COMMAND_TIMEOUT_MS)) : createMemoryUsageStore();
   const usage = env.USAGE_HISTORY === 'on' ? createUsageRecorder(usageStore, { flushMs: env.USAGE_FLUSH_MS, logger }) : undefined;
   const webhooks = webhooksOf(env, config, redis, logger);
-  return { usageStore, ...(usage ? { usage } : {}), ...(webhooks ? { webhooks } : {}) };
+  return { usageStore, ...defined({ usage, webhooks }) };
 }

@@ -21,15 +21,15 @@ export function errorForUpstream(failure: UpstreamFailure): ApiError {
   switch (failure.kind) {
     case 'unreachable':
     case 'timeout':
-      return new ApiError('service_unavailable', {}, UPSTREAM_RETRY_AFTER_SECONDS).because(`upstream_${failure.kind}`);
+      return new ApiError('service_unavailable', {}, UPSTREAM_RETRY_AFTER_SECONDS).fromUpstream(failure.kind);
     case 'unavailable':
-      return new ApiError('service_unavailable', {}, failure.retryAfterSeconds ?? UPSTREAM_RETRY_AFTER_SECONDS).because('upstream_unavailable');
+      return new ApiError('service_unavailable', {}, failure.retryAfterSeconds ?? UPSTREAM_RETRY_AFTER_SECONDS).fromUpstream(failure.kind);
     case 'not_found':
       return new ApiError('not_found', {}, undefined, 'No published listing with this id exists in this country.').because('listing_not_found');
     case 'server_error':
     case 'unreadable':
     case 'aborted':
-      return new ApiError('internal_error').because(`upstream_${failure.kind}`);
+      return new ApiError('internal_error').fromUpstream(failure.kind);
   }
 }
 

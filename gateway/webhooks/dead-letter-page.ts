@@ -1,5 +1,5 @@
 import { invalidParameter } from '../http/invalid-parameter';
-import { PAGE_LIMIT } from '../http/list-query';
+import { checkPageLimit } from '../http/list-query';
 import type { DeadLetter } from './dead-letter';
 
 /** Page size of the dead letters when no `limit` is given (CONTRACT part 7: lists take `limit` 1..1000). */
@@ -28,7 +28,7 @@ export function decodeDeadLetterCursor(cursor: string): string {
 /** `limit` of a dead-letter page: the default, or 1..1000. */
 export function deadLetterLimit(limit: number | undefined): number {
   const n = limit ?? DEAD_PAGE_DEFAULT;
-  if (!Number.isInteger(n) || n < PAGE_LIMIT.min || n > PAGE_LIMIT.max) throw invalidParameter('limit', `must be a whole number from ${PAGE_LIMIT.min} to ${PAGE_LIMIT.max}`);
+  checkPageLimit(n);
   return n;
 }
 

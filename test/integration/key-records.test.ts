@@ -12,7 +12,7 @@ import {
 } from '../kit/gateway-stack';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import { startRedis, type RedisServer } from '../kit/redis-server';
-import { createRecordWrites } from '../../gateway/keys/record-writes';
+import { createKeyPointers } from '../../gateway/keys/key-pointers';
 import { redisKeys, type StoredKey } from '../../gateway/keys/redis-layout';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { sha256Hex } from '../../gateway/keys/key-format';
@@ -217,21 +217,25 @@ describe('the Redis key store', () => {
   });
 
   it('a write tidies only the hash pointers that still lead to its own record: one another writer took over meanwhile stays', async () => {
-    const writes = createRecordWrites(redis);
+    const pointers = createKeyPointers(redis);
     const hash = (c: string): string => c.repeat(64);
     const first = { id: 'tidy', tier: 'standard', countries: ['GB'], addresses: ['127.0.0.1'], status: 'active', key_sha256: hash('a'), created_at: 'c', updated_at: 'u' } as StoredKey;
-    expect(await writes.commit({ json: null }, first)).toBe(true);
+    // The writer's order (gateway/keys/key-writer.ts): claim, write the record, tidy.
+    await pointers.claim(first);
+    await redis.set(redisKeys.record('tidy'), JSON.stringify(first));
     expect(await redis.get(redisKeys.byHash(hash('a')))).toBe('tidy');
-    // Between the commit that stops naming hash a and the tidying after it, another key claims a's pointer.
-    await redis.set(redisKeys.byHash(hash('a')), 'claimer');
+    // Between the write that stops naming hash a and the tidying after it, another key claims a's pointer.
     const rolled = { ...first, key_sha256: hash('b') };
-    expect(await writes.commit({ stored: first, json: JSON.stringify(first) }, rolled)).toBe(true);
+    await pointers.claim(rolled);
+    await redis.set(redisKeys.record('tidy'), JSON.stringify(rolled));
+    await redis.set(redisKeys.byHash(hash('a')), 'claimer');
+    await pointers.tidy(first, rolled);
     expect(await redis.get(redisKeys.byHash(hash('a')))).toBe('claimer');
     expect(await redis.get(redisKeys.byHash(hash('b')))).toBe('tidy');
     // The same when the record is deleted.
+    await redis.del(redisKeys.record('tidy'));
     await redis.set(redisKeys.byHash(hash('b')), 'claimer');
-    expect(await writes.remove({ stored: rolled, json: JSON.stringify(rolled) })).toBe(true);
-    expect(await redis.exists(redisKeys.record('tidy'))).toBe(0);
+    await pointers.tidyRemoved(rolled);
     expect(await redis.get(redisKeys.byHash(hash('b')))).toBe('claimer');
   });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { fixtureListings } from '../fixtures/listings';
 import { sha256Hex } from '../../gateway/keys/key-format';
-import { readEnvelope } from '../../gateway/keys/record-envelope';
+import { parseStoredKey } from '../../gateway/keys/redis-layout';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
@@ -56,7 +56,7 @@ afterAll(async () => {
 
 const post = (p: string, form: Record<string, string> = {}) => postAs(holder, portal, portal, p, form);
 const versionOn = async (id: string): Promise<string> => /name="version" value="([^"]+)"/.exec((await portalRequest(portal, `/portal/keys/${id}`, { cookie: holder.cookie })).text)![1]!;
-const stored = async (id: string) => readEnvelope(await operator.redis.get(`lgw:key:${id}`)).stored!;
+const stored = async (id: string) => parseStoredKey(await operator.redis.get(`lgw:key:${id}`))!;
 const count = (values: readonly unknown[]): Record<string, number> => values.reduce<Record<string, number>>((n, v) => ({ ...n, [String(v)]: (n[String(v)] ?? 0) + 1 }), {});
 
 test('three concurrent roll posts from one page: one rolls (201), the others answer "not rolled"; the value in use keeps its grace', async () => {

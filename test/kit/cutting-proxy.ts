@@ -5,9 +5,11 @@
  * is the same wherever it goes. Used by the audit-exactly-once tests.
  */
 import net, { type AddressInfo, type Socket } from 'node:net';
-import { Cluster } from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
+import pino from 'pino';
 import { parseRedisTopology } from '../../gateway/config/redis-env';
-import { backoff, nodeOptions, noResendOfWritten, whenReady } from '../../gateway/redis/connect';
+import { backoff, connectRedis, nodeOptions, noResendOfWritten, whenReady, type RedisClient } from '../../gateway/redis/connect';
+import { startRedis } from './redis-server';
 import { startRedisCluster } from './redis-topologies';
 
 export type CutMode = 'before' | 'after';
@@ -96,13 +98,39 @@ export async function cuttingProxy(port: number, cutter: ReturnType<typeof creat
   return { port: (server.address() as AddressInfo).port, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
 }
 
-/** A Redis Cluster reached through cutting proxies, by a client made as the gateway makes its own. */
-export interface CutCluster {
-  /** The gateway's cluster client (connect.ts options, no re-send of written commands), through the proxies. */
-  readonly client: Cluster;
-  /** A client straight to the nodes, for reading what happened. */
-  readonly direct: Cluster;
+/** A Redis (one node or a cluster) reached through cutting proxies, by a client made as the gateway makes its own. */
+export interface CutRedis<C extends RedisClient = RedisClient> {
+  /** The gateway's client (connect.ts options; on a cluster, no re-send of written commands), through the proxies. */
+  readonly client: C;
+  /** A client straight to the node(s), for reading what happened. */
+  readonly direct: C;
   stop(): Promise<void>;
+}
+export type CutCluster = CutRedis<Cluster>;
+
+/** The clients and what stops them all: the clients, the proxies, then the servers. */
+function cutRedis<C extends RedisClient>(client: C, direct: C, proxies: ReadonlyArray<{ close(): void }>, stopServers: () => Promise<void>): CutRedis<C> {
+  return {
+    client,
+    direct,
+    async stop() {
+      client.disconnect();
+      direct.disconnect();
+      for (const p of proxies) p.close();
+      await stopServers();
+    },
+  };
+}
+
+/** One redis-server behind a cutting proxy, reached by the admin listener's kind of client (no auto-pipelining). */
+export async function startCutNode(cutter: ReturnType<typeof createCutter>, commandTimeoutMs: number): Promise<CutRedis> {
+  const server = await startRedis();
+  const proxy = await cuttingProxy(server.port, cutter);
+  const direct = new Redis(server.url);
+  const topology = parseRedisTopology({ REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_COMMAND_TIMEOUT_MS: commandTimeoutMs })!;
+  const client = connectRedis(topology, pino({ level: 'silent' }), 'admin', { autoPipelining: false });
+  await whenReady(client, 10_000);
+  return cutRedis(client, direct, [proxy], () => server.stop());
 }
 
 /** Starts a six-node cluster with a cutting proxy before each node (`natMap` sends the client through them). */
@@ -124,14 +152,5 @@ export async function startCutCluster(cutter: ReturnType<typeof createCutter>, c
   const direct = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
   await whenReady(client, 20_000);
   await whenReady(direct, 20_000);
-  return {
-    client,
-    direct,
-    async stop() {
-      client.disconnect();
-      direct.disconnect();
-      for (const p of proxies) p.close();
-      await cluster.stop();
-    },
-  };
+  return cutRedis(client, direct, proxies, () => cluster.stop());
 }

@@ -5,6 +5,7 @@
  */
 import zlib from 'node:zlib';
 import http, { type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { zstd } from '../../gateway/compression/zstd';
 import { ConformanceError, recordConformance } from './answer-conformance';
 
 export interface Answer {
@@ -47,7 +48,7 @@ function parseJson(contentType: string | undefined, text: string): unknown {
 function decodedBody(raw: Buffer, coding: string | undefined): Buffer {
   if (coding === 'gzip') return zlib.gunzipSync(raw);
   if (coding === 'br') return zlib.brotliDecompressSync(raw);
-  if (coding === 'zstd') return (zlib as unknown as { zstdDecompressSync(b: Buffer): Buffer }).zstdDecompressSync(raw);
+  if (coding === 'zstd') return zstd.zstdDecompressSync!(raw);
   return raw;
 }
 

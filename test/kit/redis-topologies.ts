@@ -25,7 +25,7 @@ export interface RedisNode {
   readonly alive: boolean;
 }
 
-const tempDir = (label: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `redis-${label}-`));
+export const tempDir = (label: string): string => fs.mkdtempSync(path.join(os.tmpdir(), `redis-${label}-`));
 
 /** Resolves once something accepts TCP connections on `port` (works for TLS ports too). */
 function waitForListen(port: number, timeoutMs = 10_000): Promise<void> {
@@ -48,7 +48,7 @@ function waitForListen(port: number, timeoutMs = 10_000): Promise<void> {
 }
 
 /** Starts `redis-server` with `args` (a config file path first, or flags) and waits for `port`. */
-async function launch(args: string[], port: number): Promise<RedisNode> {
+export async function launch(args: string[], port: number): Promise<RedisNode> {
   const child: ChildProcess = spawn('redis-server', args, { stdio: 'ignore' });
   let alive = true;
   const exited = new Promise<void>((resolve) => child.once('exit', () => { alive = false; resolve(); }));

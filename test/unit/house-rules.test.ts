@@ -14,9 +14,7 @@ const MAX_FUNCTION_LINES = 80;
  * Functions allowed past 80 lines, by `file:name`, each with its reason. Only declarative tables
  * belong here: a list of definitions with no logic between them, which splitting would only scatter.
  */
-const DECLARATIVE_TABLES: Record<string, string> = {
-  'ops/metrics.ts:createMetrics': 'the table of Prometheus metric definitions (name, help, labels), one after the other',
-};
+const DECLARATIVE_TABLES: Record<string, string> = {};
 
 /**
  * The floors, lowest first: a file may import from its own floor or a lower one, never a higher one.
@@ -28,7 +26,7 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
     name: 'base (errors, configuration, Redis, HTTP helpers, output, logging)',
     members: [
       'errors.ts', 'repo-root.ts', 'client-address.ts', 'slices.ts', 'send.ts', 'server.ts', 'connection-guard.ts', 'pipelined-connection.ts',
-      'log-format.ts', 'log-reasons.ts', 'logging.ts', 'validation/', 'config/', 'redis/', 'http/', 'output/', 'cursor/',
+      'log-format.ts', 'log-reasons.ts', 'logging.ts', 'defined.ts', 'validation/', 'config/', 'redis/', 'http/', 'output/', 'cursor/',
     ],
   },
   { name: 'shared services (upstream calls, counters, operators, ops, workers)', members: ['upstream/', 'limits/', 'operators/', 'ops/', 'workers/'] },

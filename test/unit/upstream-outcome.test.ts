@@ -15,6 +15,16 @@ describe('upstream outcome table', () => {
     expect(err.status).toBe(status);
     if (status === 503) expect(err.retryAfterSeconds).toBeGreaterThanOrEqual(1);
   });
+  it.each<UpstreamFailure>([
+    { kind: 'unreachable' }, { kind: 'timeout' }, { kind: 'unavailable' }, { kind: 'server_error', status: 502 }, { kind: 'unreadable' }, { kind: 'aborted' },
+  ])('%j: the failure kind is a field of the error (counted and logged from it), and the logged reason upstream_<kind>', (failure) => {
+    const err = errorForUpstream(failure);
+    expect(err.upstream).toBe(failure.kind);
+    expect(err.reason).toBe(`upstream_${failure.kind}`);
+  });
+  it('a listing the data service does not know is no upstream failure', () => {
+    expect(errorForUpstream({ kind: 'not_found' }).upstream).toBeUndefined();
+  });
   it('keeps a sane upstream Retry-After only', () => {
     expect(errorForUpstream({ kind: 'unavailable', retryAfterSeconds: 30 }).retryAfterSeconds).toBe(30);
     expect(parseRetryAfter('30')).toBe(30);

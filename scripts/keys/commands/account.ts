@@ -1,8 +1,7 @@
 import { integerOption, printJson, stringOption, UsageError, type Command, type CommandContext } from '../command';
 import { holderStores, repeatedOption } from '../holders';
+import { PAGE } from '../../../gateway/http/page-bound';
 
-/** As gateway/accounts/account-page.ts (not imported: help loads nothing of the gateway). */
-const ACCOUNT_PAGE = { default: 100, min: 1, max: 1000 } as const;
 const SUBCOMMANDS = ['create', 'list', 'show', 'set', 'delete', 'link'] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
 
@@ -34,7 +33,7 @@ async function run(ctx: CommandContext): Promise<void> {
       return printJson(ctx, accountView(created));
     }
     case 'list': {
-      const limit = integerOption(ctx, 'limit') ?? ACCOUNT_PAGE.default;
+      const limit = integerOption(ctx, 'limit') ?? PAGE.default;
       const cursor = stringOption(ctx, 'cursor');
       const page = await accounts.list({ limit, ...(cursor !== undefined ? { cursor } : {}) });
       return printJson(ctx, { accounts: page.accounts.map(accountView), next_cursor: page.nextCursor });
@@ -81,7 +80,7 @@ export const account: Command = {
     email: { type: 'string', multiple: true, value: 'ADDR', help: 'an email address that may sign in; repeat for more, at most 10 (create, set)' },
     'billing-customer': { type: 'string', value: 'C', help: 'the billing system\'s customer id (create, set; "" removes it)' },
     minutes: { type: 'string', value: 'N', help: 'how long the link works, 1..60 minutes (link; default 15)' },
-    limit: { type: 'string', value: 'N', help: `accounts per page, ${ACCOUNT_PAGE.min}..${ACCOUNT_PAGE.max} (list; default ${ACCOUNT_PAGE.default})` },
+    limit: { type: 'string', value: 'N', help: `accounts per page, ${PAGE.min}..${PAGE.max} (list; default ${PAGE.default})` },
     cursor: { type: 'string', value: 'CURSOR', help: 'next_cursor of the previous page (list)' },
   },
   positionals: [1, 2],

@@ -1,4 +1,4 @@
-import { PAGE } from '../../../gateway/keys/key-page';
+import { PAGE } from '../../../gateway/http/page-bound';
 import { integerOption, printJson, stringOption, type Command } from '../command';
 
 export const list: Command = {
