@@ -8,7 +8,7 @@ import type { Counters } from './limits/counters';
 import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
 import { referenceContexts, runSteps, type RequestContext, type RequestTracer, type RouteName, type Step } from './pipeline';
-import { authenticate } from './policies/authenticate';
+import { authenticate, presentsKnownKey } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
 import { checkKeyState } from './policies/check-key-state';
@@ -83,9 +83,10 @@ export function createGateway(deps: AppDeps): RequestListener {
   // (403 upgrade_required), 429, 400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor,
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
-  // An address over its budget of refused authentications gets 429 before any key look-up.
+  // An address over its budget of refused authentications gets 429 before any key look-up, unless
+  // its key is one this process already holds as valid.
   const authenticateKey = deps.refusedAuth
-    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
+    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), presentsKnownKey(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
     : authenticate(deps.keyStore);
   const identify: Step[] = [authenticateKey, refuseKeyInPath(), bindAddress(), checkKeyState()];
   const watcher = deps.quotaWatcher;
