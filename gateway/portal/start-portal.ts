@@ -13,6 +13,7 @@ import { createPortalApp } from './portal-app';
 import { createMemoryPortalSessions, createRedisPortalSessions } from './portal-sessions';
 import { createMemorySignInBudget, createRedisSignInBudget } from './sign-in-budget';
 import { createLoginStartBudget } from './login-start-budget';
+import { createMemoryChangeBudget, createRedisChangeBudget } from './change-budget';
 
 export interface PortalStart {
   env: PortalEnv;
@@ -53,6 +54,7 @@ export async function startPortal(o: PortalStart): Promise<{ server: Server; lin
     pending: o.redis ? createRedisPendingLogins(o.redis) : createMemoryPendingLogins(),
     budget: o.redis ? createRedisSignInBudget(o.redis) : createMemorySignInBudget(),
     loginStarts: createLoginStartBudget(o.redis),
+    changeBudget: o.redis ? createRedisChangeBudget(o.redis) : createMemoryChangeBudget(),
     ...(oidc ? { oidc } : {}),
     keys: o.keys,
     ...(requests ? { requests } : {}),
