@@ -69,6 +69,14 @@ async function ask(store: RequestStore, accountId: string, keyId: string, change
   await store.create({ keyId, accountId, change });
 }
 
+/** Counted before anything is written (portal/change-budget.ts): past the account's changes this minute, 429 and nothing changed. */
+async function withinChangeBudget(d: HolderDeps, res: Response): Promise<void> {
+  const perMinute = d.policy().changesPerMinute;
+  if (await d.changeBudget.take(holderOf(res).account.id, perMinute)) return;
+  const seconds = d.changeBudget.retryAfterSeconds();
+  throw new ApiError('rate_limited', {}, seconds, `Your account has made ${perMinute} changes in this minute, the most allowed; nothing was changed. Try again in ${seconds} seconds.`);
+}
+
 function requestsOf(d: HolderDeps): RequestStore {
   if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
   return d.requests;
@@ -89,7 +97,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
       const id = req.params.id as string;
       const key = await d.keys.show(id);
       if (key.status === 'revoked') throw new ApiError('forbidden', {}, undefined, 'The key is revoked; nothing was changed.');
-      await withinBudget(res);
+      await withinChangeBudget(d, res);
       try {
         await work(req, res, id);
       } catch (err) {
@@ -101,13 +109,6 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
         await h.renderKey(req, res, { form, field, message: (err as Error).message, value });
       }
     };
-  /** Counted before anything is written: past the account's changes this minute, 429 and nothing changed. */
-  const withinBudget = async (res: Response): Promise<void> => {
-    const perMinute = d.policy().changesPerMinute;
-    if (await d.changeBudget.take(holderOf(res).account.id, perMinute)) return;
-    const seconds = d.changeBudget.retryAfterSeconds();
-    throw new ApiError('rate_limited', {}, seconds, `Your account has made ${perMinute} changes in this minute, the most allowed; nothing was changed. Try again in ${seconds} seconds.`);
-  };
   const done = (res: Response, id: string, what: string): void => res.redirect(303, `${keyPath(id)}?done=${what}`);
 
   router.post('/keys/:id/addresses', h.ownKey, change('addresses', async (req, res, id) => {
