@@ -8,7 +8,7 @@ import type { Counters } from './limits/counters';
 import { createBeginRequest } from './observe';
 import type { Metrics } from './ops/metrics';
 import { referenceContexts, Route, type RequestContext, type RequestTracer } from './pipeline';
-import { authenticate } from './policies/authenticate';
+import { authenticate, presentsKnownKey } from './policies/authenticate';
 import { bindAddress } from './policies/bind-address';
 import { checkEntitlement } from './policies/check-entitlement';
 import { checkKeyState } from './policies/check-key-state';
@@ -86,9 +86,10 @@ export function createGateway(deps: AppDeps): RequestListener {
   // (403 upgrade_required), 429, 400 invalid_parameter, 403 country_not_entitled, 400 invalid_cursor,
   // then the data service.
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
-  // An address over its budget of refused authentications gets 429 before any key look-up.
+  // An address over its budget of refused authentications gets 429 before any key look-up, unless
+  // its key is one this process already holds as valid.
   const authenticateKey = deps.refusedAuth
-    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
+    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), presentsKnownKey(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
     : authenticate(deps.keyStore);
   // Each route's steps are typed (pipeline.ts, Route): a step that reads the key, a checked query
   // or the cursor's filters only compiles after the step that sets it.

@@ -10,16 +10,26 @@ export interface MemoryAuditLog extends AuditLog {
 /**
  * The in-memory audit log: the keys-file store's (what each reload changed; it lives as long as the
  * process, since the file itself, under version control, is the lasting record) and the twin of the
- * Redis stream for tests. Capped at `maxEntries`, oldest dropped first.
+ * Redis streams for tests. Capped at `maxEntries` for holders' entries and as many for the rest,
+ * oldest dropped first.
  */
 export function createMemoryAuditLog(maxEntries = 100_000): MemoryAuditLog {
   const entries: AuditEntry[] = [];
   let sequence = 0;
+  const kept = { holders: 0, others: 0 };
   return {
     append(actor, action, keyId, changes, accountId) {
       sequence++;
       entries.push({ id: String(sequence), time: new Date().toISOString(), actor: actor.name, channel: actor.channel, action, key_id: keyId, ...(accountId !== undefined ? { account_id: accountId } : {}), changes });
-      if (entries.length > maxEntries) entries.splice(0, entries.length - maxEntries);
+      // Holders' entries (channel `portal`) and the rest are capped apart, as in Redis: one side never pushes out the other.
+      const holders = actor.channel === 'portal';
+      if (holders) kept.holders++;
+      else kept.others++;
+      if ((holders ? kept.holders : kept.others) > maxEntries) {
+        entries.splice(entries.findIndex((e) => (e.channel === 'portal') === holders), 1);
+        if (holders) kept.holders--;
+        else kept.others--;
+      }
     },
     async read(query: AuditQuery): Promise<AuditPage> {
       const before = query.cursor ? Number(decodeCursor(query.cursor, /^\d{1,15}$/)) : Infinity;

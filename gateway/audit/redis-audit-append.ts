@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connect';
 import type { Channel } from './actor';
 import type { AuditAction, FieldChange } from './audit-entry';
-import type { AuditRetention } from './redis-audit-log';
+import { streamFor, type AuditRetention } from './redis-audit-log';
 
 /**
  * An audit entry written with its change, before it reaches the log: `op` names the change once
@@ -42,7 +42,8 @@ const REMEMBER_OPS_MS = 7 * 86_400_000;
 export const writtenOpsKey = (streamKey: string): string => `{${streamKey}}:ops`;
 
 /**
- * Writes pending entries to the audit stream exactly once each (see APPEND_ONCE). The entry's time
+ * Writes pending entries to the audit stream exactly once each (see APPEND_ONCE): a holder's
+ * (channel `portal`) to the holders' stream, capped on its own (redis-audit-log.ts). The entry's time
  * is the stream id's (Redis's clock), as for every entry. Returns true when this call wrote it.
  */
 export function createAuditAppender(redis: RedisClient, streamKey: string, retention: AuditRetention) {
@@ -50,7 +51,7 @@ export function createAuditAppender(redis: RedisClient, streamKey: string, reten
     const minId = String(Date.now() - retention.days * 86_400_000);
     const fields = ['actor', entry.actor, 'channel', entry.channel, 'action', entry.action, 'key_id', entry.key_id, 'changes', JSON.stringify(entry.changes),
       ...(entry.account_id !== undefined ? ['account_id', entry.account_id] : []), 'op', entry.op];
-    const written = await redis.eval(APPEND_ONCE, 2, streamKey, writtenOpsKey(streamKey), entry.op, String(retention.maxEntries), minId, String(REMEMBER_OPS_MS), ...fields);
+    const written = await redis.eval(APPEND_ONCE, 2, streamFor(streamKey, entry.channel), writtenOpsKey(streamKey), entry.op, String(retention.maxEntries), minId, String(REMEMBER_OPS_MS), ...fields);
     return written === 1;
   };
 }

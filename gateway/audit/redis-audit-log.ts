@@ -19,8 +19,36 @@ export const DEFAULT_AUDIT_RETENTION: AuditRetention = { maxEntries: 1_000_000, 
  */
 const SCAN_BUDGET = 20_000;
 const BATCH = 1_000;
-/** A stream id Redis accepts as an exclusive end: each part below 2^64 (19 digits at most), never 0-0. */
-const STREAM_ID = /^(?!0-0$)(0|[1-9]\d{0,18})-(0|[1-9]\d{0,18})$/;
+/**
+ * A cursor's position: a stream id Redis accepts as an exclusive end (each part below 2^64, never
+ * 0-0), with `p` when the last entry shown was a holder's (from the holders' stream).
+ */
+const POSITION = /^(?!0-0p?$)(0|[1-9]\d{0,18})-(0|[1-9]\d{0,18})p?$/;
+
+/**
+ * Holders' entries (channel `portal`) have a stream of their own beside the operators', each capped
+ * by its own count, so a holder's changes can only push out holders' entries, never an operator's.
+ * Same hash slot as the operators' stream (its name is the hash tag): one script writes either.
+ */
+export const holderStreamOf = (streamKey: string): string => `{${streamKey}}:portal`;
+export const streamFor = (streamKey: string, channel: Channel): string => (channel === 'portal' ? holderStreamOf(streamKey) : streamKey);
+
+type StreamEntry = [id: string, fields: string[]];
+/** One stream read newest first in batches, from `end` down to `start`. */
+interface Source {
+  readonly stream: string;
+  readonly holders: boolean;
+  end: string;
+  buffer: StreamEntry[];
+  done: boolean;
+}
+
+/** Newer first; on equal ids (two streams, one clock) the operators' entry comes first. */
+function newer(a: StreamEntry, b: StreamEntry): boolean {
+  const [am, as] = a[0].split('-').map(BigInt) as [bigint, bigint];
+  const [bm, bs] = b[0].split('-').map(BigInt) as [bigint, bigint];
+  return am !== bm ? am > bm : as >= bs;
+}
 
 export interface RedisAuditLog extends AuditLog {
   /** Adds the entry to `tx`, the transaction of the change itself: both happen, or neither. */
@@ -47,44 +75,50 @@ function parse(id: string, flat: string[]): AuditEntry {
 }
 
 /**
- * The audit log of the Redis key store: a Redis stream, capped by entry count (XADD MAXLEN ~) and
- * by age (XTRIM MINID ~), both approximate so trimming stays O(1) per write. The entry's time is
- * the stream id's (Redis's clock), so every writer (CLI, each gateway) orders on one clock.
+ * The audit log of the Redis key store: two Redis streams (operators' and holders', read as one
+ * newest first), each capped by entry count (XADD MAXLEN ~) and by age (XTRIM MINID ~), both
+ * approximate so trimming stays O(1) per write. The entry's time is the stream id's (Redis's
+ * clock), so every writer (CLI, each gateway) orders on one clock, and the two streams merge.
  */
 export function createRedisAuditLog(redis: RedisClient, streamKey: string, retention: AuditRetention = DEFAULT_AUDIT_RETENTION): RedisAuditLog {
   return {
     append(tx, actor, action, keyId, changes, accountId) {
-      tx.xadd(streamKey, 'MAXLEN', '~', String(retention.maxEntries), '*',
+      tx.xadd(streamFor(streamKey, actor.channel), 'MAXLEN', '~', String(retention.maxEntries), '*',
         'actor', actor.name, 'channel', actor.channel, 'action', action, 'key_id', keyId, 'changes', JSON.stringify(changes),
         ...(accountId !== undefined ? ['account_id', accountId] : []));
-      tx.xtrim(streamKey, 'MINID', '~', String(Date.now() - retention.days * 86_400_000));
+      tx.xtrim(streamFor(streamKey, actor.channel), 'MINID', '~', String(Date.now() - retention.days * 86_400_000));
     },
     async read(query: AuditQuery): Promise<AuditPage> {
-      let end = query.cursor ? `(${decodeCursor(query.cursor, STREAM_ID)}` : '+';
+      const position = query.cursor ? decodeCursor(query.cursor, POSITION) : undefined;
+      const at = position?.replace(/p$/, '');
       const start = query.sinceMs !== undefined ? String(query.sinceMs) : '-';
+      const sources: Source[] = [
+        { stream: streamKey, holders: false, end: at ? `(${at}` : '+', buffer: [], done: false },
+        // After an operator's entry, a holder's with the same id is still to come (it sorts after).
+        { stream: holderStreamOf(streamKey), holders: true, end: at ? (position!.endsWith('p') ? `(${at}` : at) : '+', buffer: [], done: false },
+      ];
+      const count = query.keyId ? BATCH : query.limit;
+      const peek = async (src: Source): Promise<StreamEntry | undefined> => {
+        if (!src.buffer.length && !src.done) {
+          src.buffer = await redis.xrevrange(src.stream, src.end, start, 'COUNT', count);
+          if (src.buffer.length < count) src.done = true;
+          if (src.buffer.length) src.end = `(${src.buffer[src.buffer.length - 1]![0]}`;
+        }
+        return src.buffer[0];
+      };
       const entries: AuditEntry[] = [];
-      let scanned = 0;
-      let lastId: string | undefined;
-      let exhausted = false;
-      while (entries.length < query.limit && scanned < SCAN_BUDGET) {
-        const count = query.keyId ? BATCH : query.limit - entries.length;
-        const batch = await redis.xrevrange(streamKey, end, start, 'COUNT', count);
-        let consumed = 0;
-        for (const [id, fields] of batch) {
-          consumed++;
-          scanned++;
-          lastId = id;
-          const entry = parse(id, fields);
-          if (query.keyId === undefined || entry.key_id === query.keyId) entries.push(entry);
-          if (entries.length === query.limit) break;
-        }
-        if (batch.length < count && consumed === batch.length) {
-          exhausted = true;
-          break;
-        }
-        end = `(${lastId!}`;
+      let last: string | undefined;
+      for (let scanned = 0; entries.length < query.limit && scanned < SCAN_BUDGET; scanned++) {
+        const [a, b] = [await peek(sources[0]!), await peek(sources[1]!)];
+        const src = a && (!b || newer(a, b)) ? sources[0]! : b ? sources[1]! : undefined;
+        if (!src) break;
+        const [id, fields] = src.buffer.shift()!;
+        last = src.holders ? `${id}p` : id;
+        const entry = parse(id, fields);
+        if (query.keyId === undefined || entry.key_id === query.keyId) entries.push(entry);
       }
-      return { entries, next_cursor: exhausted || lastId === undefined ? null : encodeCursor(lastId) };
+      const exhausted = sources.every((src) => src.done && !src.buffer.length);
+      return { entries, next_cursor: exhausted || last === undefined ? null : encodeCursor(last) };
     },
   };
 }

@@ -12,6 +12,8 @@ export interface SelfServicePolicy {
   readonly revoke: boolean;
   readonly countries: ChangeMode;
   readonly tier: ChangeMode;
+  /** Changes one account may make in a UTC minute (portal/change-budget.ts). */
+  readonly changesPerMinute: number;
 }
 
 export const DEFAULT_SELF_SERVICE: SelfServicePolicy = Object.freeze({
@@ -22,6 +24,7 @@ export const DEFAULT_SELF_SERVICE: SelfServicePolicy = Object.freeze({
   revoke: true,
   countries: 'request',
   tier: 'request',
+  changesPerMinute: 30,
 });
 
 const mode = z.enum(['off', 'request', 'direct'], { errorMap: () => ({ message: 'must be off, request or direct' }) });
@@ -39,6 +42,8 @@ export const PortalConfigSchema = z
         revoke: z.boolean().optional(),
         countries: mode.optional(),
         tier: mode.optional(),
+        /** Changes one account may make in the portal in a UTC minute; more answer 429 until the minute ends. */
+        changes_per_minute: z.number().int('must be a whole number').min(1, 'must be 1 or more').max(10_000, 'must be at most 10000').optional(),
       })
       .strict()
       .optional(),
@@ -55,5 +60,6 @@ export function toSelfService(raw: z.infer<typeof PortalConfigSchema> | undefine
     revoke: s.revoke ?? DEFAULT_SELF_SERVICE.revoke,
     countries: s.countries ?? DEFAULT_SELF_SERVICE.countries,
     tier: s.tier ?? DEFAULT_SELF_SERVICE.tier,
+    changesPerMinute: s.changes_per_minute ?? DEFAULT_SELF_SERVICE.changesPerMinute,
   });
 }

@@ -1,10 +1,29 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError } from './config-error';
 
-/** Editors save in bursts (write, rename, chmod): changes within this window make one reload. */
-const DEBOUNCE_MS = 150;
+/**
+ * A changed file is read once it has stayed unchanged this long: editors save in bursts (write,
+ * rename, chmod), and a file written in place in parts must not be applied half-written.
+ */
+export const SETTLE_MS = 500;
+/** The files are also looked at this often: a volume whose changes raise no event is still followed. */
+const POLL_MS = 1000;
+
+/**
+ * What identifies a file's content without reading it: device, inode, size, modification and
+ * change times of the file the path resolves to (through every symlink, so a Kubernetes volume's
+ * `..data` swap changes it), or `missing`.
+ */
+function fingerprint(file: string): string {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch {
+    return 'missing';
+  }
+}
 
 export interface Reloader {
   /** Reloads now (SIGHUP); during a reload, once more after it. */
@@ -16,7 +35,8 @@ export interface Reloader {
 export type ApplyReload = () => void | Promise<void>;
 
 /**
- * Watches configuration files and reloads on change or on demand. `load` reads and validates
+ * Watches configuration files and reloads on change or on demand. A change is noticed by content
+ * identity (fingerprint), not by event names, and applied once the file has settled (SETTLE_MS). `load` reads and validates
  * everything (it may take its time off this thread: requests are served meanwhile) and returns a
  * function that applies it; only when it succeeds is the new configuration applied, in one
  * synchronous step between requests. A file that fails validation is refused with one log line
@@ -58,31 +78,36 @@ export function createReloader(files: readonly string[], load: () => ApplyReload
   };
   const schedule = (reason: string): void => {
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => reload(reason), DEBOUNCE_MS);
+    timer = setTimeout(() => reload(reason), SETTLE_MS);
   };
+  // Each event in a watched directory, whatever its name (a Kubernetes Secret or ConfigMap volume
+  // swaps its `..data` symlink; the file's own name sees no event), and each poll compares the
+  // files' fingerprints: a change (re)starts the settle timer.
+  let seen = files.map(fingerprint);
+  const look = (): void => {
+    const now = files.map(fingerprint);
+    const changed = files.filter((_f, i) => now[i] !== seen[i]);
+    seen = now;
+    if (changed.length) schedule(`${changed.map((f) => path.basename(f)).join(', ')} changed`);
+  };
+  const poll = setInterval(look, POLL_MS);
+  poll.unref();
   // Watch the directories, not the files: an editor's save-by-rename replaces the file's inode.
   const watchers: FSWatcher[] = [];
-  const byDirectory = new Map<string, Set<string>>();
-  for (const file of files) {
-    const dir = path.dirname(path.resolve(file));
-    if (!byDirectory.has(dir)) byDirectory.set(dir, new Set());
-    byDirectory.get(dir)!.add(path.basename(file));
-  }
-  for (const [dir, names] of byDirectory) {
+  for (const dir of new Set(files.map((file) => path.dirname(path.resolve(file))))) {
     try {
-      const watcher = watch(dir, (_event, name) => {
-        if (name && names.has(name.toString())) schedule(`${name.toString()} changed`);
-      });
-      watcher.on('error', (err) => logger.warn({ err: err.message, dir }, 'cannot watch configuration directory; SIGHUP still reloads'));
+      const watcher = watch(dir, look);
+      watcher.on('error', (err) => logger.warn({ err: err.message, dir }, 'cannot watch configuration directory; changes are still seen within a second'));
       watchers.push(watcher);
     } catch (err) {
-      logger.warn({ err: (err as Error).message, dir }, 'cannot watch configuration directory; SIGHUP still reloads');
+      logger.warn({ err: (err as Error).message, dir }, 'cannot watch configuration directory; changes are still seen within a second');
     }
   }
   return {
     reload,
     close() {
       if (timer) clearTimeout(timer);
+      clearInterval(poll);
       for (const w of watchers) w.close();
     },
   };

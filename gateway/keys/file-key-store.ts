@@ -45,6 +45,12 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
       }
       return entry.lookup;
     },
+    known(keySha256) {
+      const entry = byHash.get(keySha256);
+      if (!entry) return undefined;
+      if ('kind' in entry) return entry.kind === 'found' ? entry.record : undefined;
+      return entry.expiresAt > Date.now() ? entry.lookup.record : undefined;
+    },
     replace(next) {
       byHash = indexFileKeys(next);
     },

@@ -36,4 +36,10 @@ export type KeyLookup =
 /** Where key records live. The YAML file store is the embedded default. */
 export interface KeyStore {
   lookup(keySha256: string): KeyLookup | Promise<KeyLookup>;
+  /**
+   * The record when this process already holds the hash as a found key (the file's map, the Redis
+   * store's cache), answered synchronously, never a round trip; undefined otherwise. Lets an address
+   * over its budget of refused authentications still use its valid keys.
+   */
+  known?(keySha256: string): KeyRecord | undefined;
 }

@@ -89,6 +89,10 @@ export function createRedisKeyStore(
       }
       return pending;
     },
+    known(hash) {
+      const lookup = cache.get(hash)?.lookup;
+      return lookup?.kind === 'found' ? lookup.record : undefined;
+    },
     updateConfig(next) {
       config = next;
       cache.invalidate();

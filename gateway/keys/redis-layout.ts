@@ -14,7 +14,10 @@ export const redisKeys = {
   epoch: 'lgw:keystore:epoch',
   /** Pub/sub channel: a JSON `{"hashes": [...]}` of every hash whose record changed. */
   changes: 'lgw:keys:changed',
-  /** Stream: the audit log of every change to the records (gateway/audit/). */
+  /**
+   * Stream: the audit log of every change to the records (gateway/audit/); holders' changes (the
+   * portal) go to `{lgw:audit}:portal` beside it, capped on its own (redis-audit-log.ts holderStreamOf).
+   */
   audit: 'lgw:audit',
   /** Holder accounts (gateway/accounts/): the record, all ids (a sorted set, by id), email → id. */
   account: (id: string) => `lgw:account:${id}`,

@@ -18,6 +18,28 @@ function apiKeyHeaderCount(rawHeaders: readonly string[]): number {
   return count;
 }
 
+/** The `x-api-key` value when it is one plausible value (the checks `authenticate` makes before hashing), else undefined. */
+function presentedValue(ctx: Parameters<Step>[0]): string | undefined {
+  const value = ctx.req.headers['x-api-key'];
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_KEY_LENGTH) return undefined;
+  if (apiKeyHeaderCount(ctx.req.rawHeaders) !== 1 || !isPlausibleKeyValue(value)) return undefined;
+  return value;
+}
+
+/**
+ * Whether the request presents a key this process already knows as usable (neither revoked nor
+ * expired) with no round trip to the store (KeyStore.known): the refused-auth budget serves such a
+ * key even for an address over its budget. False for a store that cannot tell synchronously.
+ */
+export function presentsKnownKey(store: KeyStore): (ctx: Parameters<Step>[0]) => boolean {
+  return function presentsKnown(ctx) {
+    if (!store.known) return false;
+    const value = presentedValue(ctx);
+    const record = value === undefined ? undefined : store.known(sha256Hex(value));
+    return record !== undefined && record.status !== 'revoked' && (record.expiresAt === undefined || record.expiresAt > Date.now());
+  };
+}
+
 /**
  * 401 `unauthenticated` unless `x-api-key` holds exactly one value whose SHA-256 names a key that is
  * neither revoked nor past its `expires_at`. Unknown, revoked and malformed keys get the same answer. A value with this project's

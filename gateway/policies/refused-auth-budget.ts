@@ -7,11 +7,15 @@ import type { Keyed, RequestContext, Step } from '../pipeline';
  * limits/refused-auth-table.ts): 429 `rate_limited` before the look-up for an address over budget
  * (its `RateLimit` headers describe the address's budget, window `address`), so a flood of unknown
  * keys costs a table look-up per request instead of a key-store look-up (a Redis GET); every 401
- * is charged to the address.
+ * is charged to the address. Over budget, a key this process already holds as valid (`presentsKnown`:
+ * the file's map or the Redis store's cache, no round trip) is still served: servers behind one NAT
+ * address keep working while one of them sends a revoked or unknown key. Within budget nothing
+ * extra is done.
  */
 export function withinRefusedAuthBudget(
   budget: RefusedAuthBudget,
   authenticate: Step<object, Keyed>,
+  presentsKnown: (ctx: RequestContext) => boolean,
   /** Told of every 429 the budget answers (gateway_limit_refusals_total{window="address"}). */
   onRefused?: () => void,
 ): Step<object, Keyed> {
@@ -27,7 +31,7 @@ export function withinRefusedAuthBudget(
   };
   return function authenticateWithinBudget(ctx) {
     const wait = budget.waitFor(ctx.clientIp);
-    if (wait > 0) refuse(ctx, wait);
+    if (wait > 0 && !presentsKnown(ctx)) refuse(ctx, wait);
     let pending: void | Promise<void>;
     try {
       pending = authenticate(ctx);

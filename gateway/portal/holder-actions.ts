@@ -86,6 +86,14 @@ async function holderRoll(admin: KeyAdmin, id: string, graceSeconds: number, exp
 /** A holder's change applies only while the key is the holder's account's, checked in the change's own write (404 otherwise). */
 const mine = (res: Response): KeyExpectation => ({ account: holderOf(res).account.id });
 
+/** Counted before anything is written (portal/change-budget.ts): past the account's changes this minute, 429 and nothing changed. */
+async function withinChangeBudget(d: HolderDeps, res: Response): Promise<void> {
+  const perMinute = d.policy().changesPerMinute;
+  if (await d.changeBudget.take(holderOf(res).account.id, perMinute)) return;
+  const seconds = d.changeBudget.retryAfterSeconds();
+  throw new ApiError('rate_limited', {}, seconds, `Your account has made ${perMinute} changes in this minute, the most allowed; nothing was changed. Try again in ${seconds} seconds.`);
+}
+
 function requestsOf(d: HolderDeps): RequestStore {
   if (!d.requests) throw new ApiError('forbidden', {}, undefined, 'Requests cannot be recorded by this gateway (read-only key store); nothing was changed.');
   return d.requests;
@@ -106,6 +114,7 @@ export function addHolderActions(router: Router, d: HolderDeps, h: Helpers): voi
       const id = req.params.id as string;
       const key = await d.keys.show(id);
       if (key.status === 'revoked') throw new ApiError('forbidden', {}, undefined, 'The key is revoked; nothing was changed.');
+      await withinChangeBudget(d, res);
       try {
         await work(req, res, id);
       } catch (err) {

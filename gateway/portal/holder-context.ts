@@ -4,6 +4,7 @@ import type { AccountStore } from '../accounts/account-store';
 import type { SelfServicePolicy } from '../config/portal-policy';
 import type { ConsoleStore } from '../console/console-store';
 import type { RequestStore } from '../requests/request-store';
+import type { ChangeBudget } from './change-budget';
 import type { PortalContext } from './pages/layout';
 import type { PortalSession, PortalSessionStore } from './portal-sessions';
 
@@ -17,6 +18,8 @@ export interface HolderDeps {
   secureCookies: boolean;
   /** The current `portal.self_service` (hot-reloaded with the gateway YAML). */
   policy: () => SelfServicePolicy;
+  /** Changes per account and minute (`policy().changesPerMinute`). */
+  changeBudget: ChangeBudget;
 }
 
 /** The signed-in holder of this request. */

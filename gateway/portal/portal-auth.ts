@@ -11,6 +11,7 @@ import { PENDING_LOGIN_MS, type PendingLogins } from './pending-logins';
 import { clientAddress, cookieJar, PENDING_COOKIE, SESSION_COOKIE } from './portal-cookies';
 import { SESSION_ABSOLUTE_MS, type PortalSessionStore } from './portal-sessions';
 import type { SignInBudget } from './sign-in-budget';
+import type { LoginStartBudget } from './login-start-budget';
 import { readForm, formField } from './form-input';
 
 export interface AuthDeps {
@@ -21,6 +22,8 @@ export interface AuthDeps {
   sessions: PortalSessionStore;
   pending: PendingLogins;
   budget: SignInBudget;
+  /** Starting an OpenID sign-in stores it for 10 minutes: budgeted per address and overall. */
+  loginStarts: LoginStartBudget;
   oidc?: OidcSignIn;
   logger: Logger;
 }
@@ -72,8 +75,14 @@ export function createAuthRouter(d: AuthDeps): Router {
     await startSession(req, res, account.id, null);
   });
 
-  router.get('/login', async (_req, res) => {
+  router.get('/login', async (req, res) => {
     if (!d.oidc) throw new ApiError('not_found');
+    if (!(await d.loginStarts.take(clientAddress(req)))) {
+      const seconds = d.loginStarts.retryAfterSeconds();
+      d.logger.warn({ channel: 'portal', address: clientAddress(req), why: 'sign-in starts over budget' }, 'portal sign-in refused');
+      res.set('Retry-After', String(seconds));
+      return send(res, 429, tooManyPage(seconds, 'sign-ins started from your address (or from everyone)'));
+    }
     const { url, pending } = await d.oidc.begin();
     const id = randomBytes(32).toString('base64url');
     await d.pending.put(id, pending);

@@ -54,8 +54,9 @@ return 1`;
 const GIVE_BACK = `if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then redis.call('DECR', KEYS[1]) end
 return 1`;
 
-export function createRedisSignInBudget(redis: RedisClient, perMinute = FAILED_SIGN_INS_PER_MINUTE, now: () => number = Date.now): SignInBudget {
-  const key = (address: string): string => `lgw:portal:failed:${minuteOf(now())}:${address}`;
+/** `prefix` names the budget's keys (another budget of the same kind: login-start-budget.ts). */
+export function createRedisSignInBudget(redis: RedisClient, perMinute = FAILED_SIGN_INS_PER_MINUTE, now: () => number = Date.now, prefix = 'lgw:portal:failed'): SignInBudget {
+  const key = (address: string): string => `${prefix}:${minuteOf(now())}:${address}`;
   return {
     async take(address) {
       return Number(await redis.eval(TAKE, 1, key(address), perMinute)) === 1;

@@ -12,6 +12,8 @@ import { createMemoryPendingLogins, createRedisPendingLogins } from './pending-l
 import { createPortalApp } from './portal-app';
 import { createMemoryPortalSessions, createRedisPortalSessions } from './portal-sessions';
 import { createMemorySignInBudget, createRedisSignInBudget } from './sign-in-budget';
+import { createLoginStartBudget } from './login-start-budget';
+import { createMemoryChangeBudget, createRedisChangeBudget } from './change-budget';
 
 export interface PortalStart {
   env: PortalEnv;
@@ -51,6 +53,8 @@ export async function startPortal(o: PortalStart): Promise<{ server: Server; lin
     sessions: o.redis ? createRedisPortalSessions(o.redis) : createMemoryPortalSessions(),
     pending: o.redis ? createRedisPendingLogins(o.redis) : createMemoryPendingLogins(),
     budget: o.redis ? createRedisSignInBudget(o.redis) : createMemorySignInBudget(),
+    loginStarts: createLoginStartBudget(o.redis),
+    changeBudget: o.redis ? createRedisChangeBudget(o.redis) : createMemoryChangeBudget(),
     ...(oidc ? { oidc } : {}),
     keys: o.keys,
     ...(requests ? { requests } : {}),

@@ -17,12 +17,14 @@ import { startTcpProxy, type TcpProxy } from '../kit/tcp-proxy';
 
 const KEY: KeySpec = { id: 'budget', value: randomKeyValue('budget'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active' };
 
+const REVOKED: KeySpec = { ...KEY, id: 'budget-revoked', value: randomKeyValue('revoked'), status: 'revoked' };
+
 afterAll(() => removeTempDirs());
 
 describe('on by default', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ keys: [KEY], refusedAuthPerMinute: null });
+    stack = await startStack({ keys: [KEY, REVOKED], refusedAuthPerMinute: null });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -37,6 +39,11 @@ describe('on by default', () => {
     expectError(over, 'rate_limited');
     expect(over.headers['ratelimit-policy']).toBe('"address";q=60;w=60');
     expect(over.headers.ratelimit).toMatch(/^"address";r=0;t=\d+$/);
+    // Finding 16 of the fourth round: the address's valid key is still served; a revoked one is not.
+    const valid = await send(stack.url, '/v1/ping', { headers: { 'x-api-key': KEY.value } });
+    process.stdout.write(`finding 16: a valid key (keys file) from an address over its budget answers ${valid.status}\n`);
+    expect(valid.status).toBe(200);
+    expectError(await send(stack.url, '/v1/ping', { headers: { 'x-api-key': REVOKED.value } }), 'rate_limited');
     // Another address has its own budget.
     expectError(await send(stack.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('unknown') }, localAddress: '127.0.0.2' }), 'unauthenticated');
     // Paths and methods are still checked first: 404 and 405 are not budgeted.
@@ -77,10 +84,18 @@ describe('configured, against the Redis key store', () => {
     process.stdout.write(`finding 6: 50 unknown keys from one address, budget 5: ${statuses.filter((s) => s === 401).length} × 401, ${statuses.filter((s) => s === 429).length} × 429, ${lookups} key look-ups in Redis\n`);
     expect(statuses).toEqual([...Array(5).fill(401), ...Array(45).fill(429)]);
     expect(lookups).toBe(5);
-    // A missing key counts as a refusal too; the address is over budget for the rest of the minute,
-    // for any key (documented: an address that floods unknown keys is slowed as a whole).
+    // A missing key counts as a refusal too; the address is over budget for the rest of the minute.
     expectError(await send(gateway.url, '/v1/ping'), 'rate_limited');
-    expectError(await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } }), 'rate_limited');
+    // Finding 16 of the fourth round: a key the instance holds as valid (cached) is still served
+    // over the budget (servers behind one NAT address), with no extra look-up in Redis for it.
+    const lookupsOver = proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length;
+    const valid = await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } });
+    process.stdout.write(`finding 16: a cached valid key from an address over its budget answers ${valid.status}\n`);
+    expect(valid.status).toBe(200);
+    // Served from the cache: no look-up, or one when the cache is refreshing that record (as under the budget).
+    expect(proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length - lookupsOver).toBeLessThanOrEqual(1);
+    // An unknown key is still refused before its look-up.
+    expectError(await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('flood') } }), 'rate_limited');
   });
 });
 

@@ -26,16 +26,17 @@ const oneLine = (f: () => unknown): string => {
 describe('portal.self_service in the gateway YAML', () => {
   test('defaults: addresses, roll (3600 s grace) and revoke on; any address refused; countries and tier by request', () => {
     expect(loadGatewayConfig(config('')).selfService).toEqual(DEFAULT_SELF_SERVICE);
-    expect(DEFAULT_SELF_SERVICE).toEqual({ addresses: true, allowAnyAddress: false, roll: true, rollGraceSeconds: 3600, revoke: true, countries: 'request', tier: 'request' });
+    expect(DEFAULT_SELF_SERVICE).toEqual({ addresses: true, allowAnyAddress: false, roll: true, rollGraceSeconds: 3600, revoke: true, countries: 'request', tier: 'request', changesPerMinute: 30 });
   });
   test('every field read', () => {
-    const file = config('portal:\n  self_service: { addresses: false, allow_any_address: true, roll: false, roll_grace_seconds: 60, revoke: false, countries: direct, tier: "off" }\n');
-    expect(loadGatewayConfig(file).selfService).toEqual({ addresses: false, allowAnyAddress: true, roll: false, rollGraceSeconds: 60, revoke: false, countries: 'direct', tier: 'off' });
+    const file = config('portal:\n  self_service: { addresses: false, allow_any_address: true, roll: false, roll_grace_seconds: 60, revoke: false, countries: direct, tier: "off", changes_per_minute: 5 }\n');
+    expect(loadGatewayConfig(file).selfService).toEqual({ addresses: false, allowAnyAddress: true, roll: false, rollGraceSeconds: 60, revoke: false, countries: 'direct', tier: 'off', changesPerMinute: 5 });
   });
   test('a bad value is one line naming the file and the field', () => {
     const file = config('portal:\n  self_service: { countries: sometimes }\n');
     expect(oneLine(() => loadGatewayConfig(file))).toBe(`${file}: portal.self_service.countries: must be off, request or direct`);
     expect(oneLine(() => loadGatewayConfig(config('portal:\n  self_service: { roll: maybe }\n')))).toContain('portal.self_service.roll');
+    expect(oneLine(() => loadGatewayConfig(config('portal:\n  self_service: { changes_per_minute: 0 }\n')))).toContain('portal.self_service.changes_per_minute: must be 1 or more');
     expect(oneLine(() => loadGatewayConfig(config('portal:\n  self_service: { unknown: 1 }\n')))).toContain('portal.self_service');
   });
 });

@@ -76,3 +76,16 @@ test('a pending OpenID sign-in is taken once, and not after 10 minutes', async (
   now += PENDING_LOGIN_MS;
   expect(await pending.take('b')).toBeUndefined();
 });
+
+test('pending OpenID sign-ins in memory are bounded: past the cap the oldest goes, expired ones are dropped from the front', async () => {
+  let now = 0;
+  const pending = createMemoryPendingLogins(() => now, 100);
+  const login = { state: 's', codeVerifier: 'v', nonce: 'n' };
+  for (let i = 0; i < 250; i++) await pending.put(`id${i}`, login);
+  expect(pending.size()).toBe(100);
+  expect(await pending.take('id149')).toBeUndefined();
+  expect(await pending.take('id150')).toEqual(login);
+  now += PENDING_LOGIN_MS;
+  await pending.put('late', login);
+  expect(pending.size()).toBe(1);
+});

@@ -32,5 +32,5 @@ export function linkPage(token: string): string {
 export const NO_ACCOUNT_MESSAGE = 'No account holds that email address (or the provider has not verified it), so you are not signed in. Ask your provider to add the address to your account.';
 export const BAD_LINK_MESSAGE = 'That link is not valid: it was used already, it expired, or it was mistyped. Ask for a new one.';
 
-export const tooManyPage = (seconds: number): string =>
-  layout('Too many attempts', {} as PortalContext, html`<p class="notice error" role="alert">Too many failed sign-ins from your address in this minute. Try again in ${seconds} seconds.</p>`);
+export const tooManyPage = (seconds: number, what = 'failed sign-ins from your address'): string =>
+  layout('Too many attempts', {} as PortalContext, html`<p class="notice error" role="alert">Too many ${what} in this minute. Try again in ${seconds} seconds.</p>`);
