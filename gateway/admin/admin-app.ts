@@ -83,10 +83,16 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     res.statusCode = 204;
     res.end();
   });
-  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
+  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => {
+    const { reason, ...details } = body(req);
+    sendJson(res, 200, await admin.pause(id(req), reason, undefined, details));
+  });
   app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req), body(req).reason)));
   // A billing system's calls: every key of an account at once.
-  app.post('/admin/accounts/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pauseAccount(id(req), body(req).reason ?? null)));
+  app.post('/admin/accounts/:id/pause', permit('manage'), async (req, res) => {
+    const { reason, ...details } = body(req);
+    sendJson(res, 200, await admin.pauseAccount(id(req), reason ?? null, undefined, details));
+  });
   app.post('/admin/accounts/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settleAccount(id(req), body(req).reason)));
   app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
