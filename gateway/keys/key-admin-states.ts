@@ -29,6 +29,16 @@ export const afterSettle = (reasons: readonly PauseReason[], ask: SettleAsk): Pa
 /** Runs `work` as the origin's actor when it names one, else as the channel's (`runAs`). */
 export const asOrigin = <T>(origin: ChangeOrigin | undefined, work: () => Promise<T>): Promise<T> => (origin?.actor ? runAs(origin.actor, work) : work());
 
+/** The record with its reasons moved by `next` (and the invoice link noted); the record itself when nothing changes. */
+function withReasonsMoved(s: StoredKey, next: (reasons: PauseReason[]) => PauseReason[], invoiceUrl: string | undefined): StoredKey {
+  const reasons = pauseReasonsOf(s);
+  const wanted = sortedReasons(next(reasons));
+  const link = invoiceUrl !== undefined && wanted.includes(UNPAID) && s.billing_invoice_url !== invoiceUrl ? invoiceUrl : undefined;
+  if (sameReasons(reasons, wanted) && link === undefined) return s;
+  const after = withPauseReasons(s, wanted);
+  return link === undefined ? after : { ...after, billing_invoice_url: link };
+}
+
 /**
  * The key admin's changes of a key's state: pause, settle, revoke, roll (each committed, audited,
  * announced, then its event sent). Pausing adds a reason to the key's set, settling removes one (or
@@ -51,12 +61,7 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
   ): Promise<ReasonChange> {
     const done = await asOrigin(origin, () => writer.update(id, action, (s) => {
       unlessRevoked(action === 'pause' ? 'paused' : 'settled')(s);
-      const reasons = pauseReasonsOf(s);
-      const wanted = sortedReasons(next(reasons));
-      const link = invoiceUrl !== undefined && wanted.includes(UNPAID) && s.billing_invoice_url !== invoiceUrl ? invoiceUrl : undefined;
-      if (sameReasons(reasons, wanted) && link === undefined) return s;
-      const after = withPauseReasons(s, wanted);
-      return link === undefined ? after : { ...after, billing_invoice_url: link };
+      return withReasonsMoved(s, next, invoiceUrl);
     }));
     const before = pauseReasonsOf(done.before);
     const after = done.after.status === 'paused' ? pauseReasonsOf(done.after) : [];
