@@ -16,6 +16,8 @@ export interface PlannedWrite {
   readonly next: object | undefined;
   /** The change's audit entry; none when nothing visible changed. */
   readonly entry?: EntryFields;
+  /** The change asked for is already so: nothing is written, audited or settled. */
+  readonly skip?: true;
 }
 
 export interface AuditedWrite<P extends PlannedWrite> {
@@ -55,6 +57,7 @@ export async function auditedWrite<P extends PlannedWrite>(redis: RedisClient, o
     const value = readOutboxValue(await redis.get(record));
     if (attempt && value.op === op) return attempt;
     const next = await w.plan(value);
+    if (next.skip) return next;
     attempt = next;
     const pending = next.entry ? [...value.pending, { op, actor: actor.name, channel: actor.channel, ...next.entry }] : value.pending;
     if (pending.length) await outbox.note(record);
@@ -66,6 +69,7 @@ export async function auditedWrite<P extends PlannedWrite>(redis: RedisClient, o
       throw err;
     }
   }, w.giveUp);
+  if (planned.skip) return { planned, op };
   await w.settle?.(planned);
   if (!w.keepPending) await drainLogged(outbox, record, w.logger);
   return { planned, op };

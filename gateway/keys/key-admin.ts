@@ -7,6 +7,7 @@ import { createRedisCounters } from '../limits/redis-counters';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
 import { keyAdminReads } from './key-admin-reads';
+import { keyAdminAccounts } from './key-admin-accounts';
 import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { createKeyWriter } from './key-writer';
@@ -14,7 +15,8 @@ import { keyStoreOutbox } from './key-store-outbox';
 import { createKeyPointers } from './key-pointers';
 import { redisKeys } from './redis-layout';
 
-export type { KeyAdmin } from './key-admin-types';
+export type { AccountStateChange, ChangeOrigin, KeyAdmin, PauseDetails } from './key-admin-types';
+export { PAUSE_REASONS, type PauseReason } from './pause-reasons';
 export type { KeyPage, KeyView, UsageView } from './key-view';
 
 /**
@@ -41,10 +43,13 @@ export function createKeyAdmin(
     emit: events ?? (async () => undefined),
     logger,
   };
+  const allStates = keyAdminStates(context);
+  const { pauseFor: _p, settleFor: _s, ...states } = allStates;
   return {
     ...keyAdminReads(context),
     ...keyAdminChanges(context),
-    ...keyAdminStates(context),
+    ...states,
+    ...keyAdminAccounts(context, allStates),
     updateConfig(next) {
       config = next;
     },

@@ -17,6 +17,8 @@ export interface Change {
   readonly before?: StoredKey;
   readonly after?: StoredKey;
   readonly changes: Record<string, FieldChange>;
+  /** The change asked for was already so: nothing was written, audited or announced (`after` is `before`). */
+  readonly unchanged?: true;
 }
 
 /** What an update may add to its change. */
@@ -32,7 +34,11 @@ export interface UpdateOptions {
 
 /** How the key admin writes records: each change committed with its audit entry, then announced. */
 export interface KeyWriter {
-  /** Read, change, compare-and-set (retried when another writer got there first). */
+  /**
+   * Read, change, compare-and-set (retried when another writer got there first). `change` returns
+   * the record it was given (the same object) to say there is nothing to do: then nothing is
+   * written, audited or announced, and the answer is `unchanged`.
+   */
   update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey, options?: UpdateOptions): Promise<Change & { before: StoredKey; after: StoredKey }>;
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
   insert(entry: KeyEntry, allowReplace: boolean): Promise<Change & { after: StoredKey }>;
@@ -66,6 +72,15 @@ function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
   };
 }
 
+/** An update's plan: what `change` makes of the record, or `unchanged` when it returns the record itself. */
+function planUpdate(id: string, before: StoredKey | undefined, change: (s: StoredKey) => StoredKey): Change {
+  if (!before) throw unknownId(id);
+  const changed = change(before);
+  if (changed === before) return { before, after: before, changes: {}, unchanged: true };
+  const after = { ...changed, updated_at: nowIso() };
+  return { before, after, changes: diffRecords(before, after) };
+}
+
 /**
  * Every change is one audited write (gateway/audit/audited-write.ts): one compare-and-set of the
  * record's value, which holds the record and the change's audit entry, retried on a lost race and
@@ -91,6 +106,7 @@ export function createKeyWriter(redis: RedisClient, pointers: KeyPointers, outbo
       plan: async (value) => {
         const change = await plan(value.body ? parseStoredKey(value.json) : undefined);
         const visible = Object.keys(change.changes).length > 0 || action === 'roll';
+        if (change.unchanged) return { ...change, next: change.after, skip: true as const };
         return { ...change, next: change.after, ...(visible ? { entry: { action, key_id: id, changes: change.changes } } : {}) };
       },
       prepare: async ({ after }) => { if (after) await pointers.claim(after); },
@@ -109,9 +125,9 @@ export function createKeyWriter(redis: RedisClient, pointers: KeyPointers, outbo
       const done = await write(id, action, async (before) => {
         if (!before) throw unknownId(id);
         await options?.precondition?.(before);
-        const after = { ...change(before), updated_at: nowIso() };
-        return { before, after, changes: diffRecords(before, after) };
+        return planUpdate(id, before, change);
       });
+      if (done.unchanged) return done as Change & { before: StoredKey; after: StoredKey };
       await announce([...liveHashes(done.before!, 0), ...liveHashes(done.after!, 0)]);
       return done as Change & { before: StoredKey; after: StoredKey };
     },
