@@ -11,6 +11,7 @@ import { startOptionalListeners } from './startup/listeners';
 import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
 import { startPortalListener } from './startup/portal-listener';
+import { hookRoutes, hooksListener } from './startup/hooks-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -29,7 +30,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = await loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal, hooks } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   servers.push(...startOptionalListeners([
     adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
+    hooksListener(env, hooks, () => hookRoutes(hooks), logger),
   ], logger));
   const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
   if (portalServer) servers.push(portalServer);

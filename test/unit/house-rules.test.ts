@@ -39,7 +39,7 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
     name: 'the public request path',
     members: ['pipeline.ts', 'router.ts', 'observe.ts', 'access-log.ts', 'app.ts', 'policies/', 'routes/', 'reference/', 'compression/', 'tracing/'],
   },
-  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/'] },
+  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/', 'hooks/', 'billing/'] },
   { name: 'start-up', members: ['startup/'] },
   { name: 'entry', members: ['main.ts'] },
 ];
@@ -58,6 +58,7 @@ const FOLDER_ENTRIES: Record<string, string> = {
   'console/pages': 'layout.ts',
   'console/routes': 'key-routes.ts',
   'cursor': 'cursor-codec.ts',
+  'hooks': 'hooks-app.ts',
   'http': 'express-app.ts',
   'keys': 'key-record.ts',
   'limits': 'counters.ts',
