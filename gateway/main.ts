@@ -11,7 +11,7 @@ import { startOptionalListeners } from './startup/listeners';
 import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
 import { startPortalListener } from './startup/portal-listener';
-import { hookRoutes, hooksListener } from './startup/hooks-listener';
+import { hookRoutes, hooksListener, stripeBillingConfig } from './startup/hooks-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -43,11 +43,12 @@ async function main(): Promise<void> {
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
-  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
+  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined);
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
+  const stripeBilling = stripeBillingConfig(gatewayConfig.stripeBilling);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, stripeBilling, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   servers.push(...startOptionalListeners([
     adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
-    hooksListener(env, hooks, () => hookRoutes(hooks), logger),
+    hooksListener(env, hooks, () => hookRoutes(hooks, { logger, stripeBilling: stripeBilling.current, ...(administration ? { administration } : {}), ...(holders ? { holders } : {}) }), logger),
   ], logger));
   const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
   if (portalServer) servers.push(portalServer);

@@ -52,6 +52,9 @@ export async function loadConfiguration(): Promise<Configuration> {
     const env = parseEnv();
     const portal = parsePortalEnv();
     const hooks = parseHooksEnv();
+    if (hooks.stripe && env.KEY_STORE !== 'redis') {
+      throw new ConfigError('environment variable STRIPE_WEBHOOK_SECRET: needs KEY_STORE=redis (Stripe\'s events change keys; the keys file is read-only to the gateway)');
+    }
     const gatewayConfig = readGatewayConfig(env);
     const fileKeys = env.KEY_STORE === 'file' ? await readKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up

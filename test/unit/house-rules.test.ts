@@ -52,6 +52,7 @@ const FOLDER_ENTRIES: Record<string, string> = {
   'accounts': 'account.ts',
   'admin': 'admin-app.ts',
   'audit': 'audit-log.ts',
+  'billing': 'stripe-hook.ts',
   'compression': 'send-compressed.ts',
   'config': 'env.ts',
   'console': 'console-app.ts',
