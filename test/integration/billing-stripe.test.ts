@@ -187,6 +187,17 @@ describe('exactly once, in any order', () => {
     expect(hooksOf(k.id, 'key.paused')).toHaveLength(1);
   });
 
+  it('an event delivered again after an operator settled the key changes nothing (its id was applied)', async () => {
+    const k = await customerWithKey('replayed');
+    const event = stripeEvent('customer.subscription.updated', subscription(k.customer, 'past_due'));
+    expect((await send(event)).status).toBe(200);
+    expect(await reasonsOf(k.id)).toEqual(['unpaid_renewal']);
+    await admin.settle(k.id);
+    const again = await send(event, 1);
+    expect(again).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
+    expect(await reasonsOf(k.id)).toEqual([]);
+  });
+
   it('a late past_due older than an invoice.paid already applied changes nothing', async () => {
     const k = await customerWithKey('late');
     const now = Math.floor(Date.now() / 1000);
