@@ -274,6 +274,24 @@ describe('account-level pause and settle', () => {
     ]);
   });
 
+  it('an unpaid renewal notes the open invoice\'s link: a new link alone is audited without an event; it goes with the reason', async () => {
+    const first = 'https://invoice.stripe.com/i/acct_1/test_first';
+    const second = 'https://invoice.stripe.com/i/acct_1/test_second';
+    await admin.pauseAccount('acme', 'unpaid_renewal', billing('evt_2'), { billing_invoice_url: first });
+    expect(await admin.show('acme-1')).toMatchObject({ pause_reasons: ['unpaid_renewal'], billing_invoice_url: first });
+    expect(await effectOf('acme-1', () => admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: first }))).toEqual({ audit: 0, events: [], rewritten: false });
+    expect(await effectOf('acme-1', () => admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: second }))).toEqual({ audit: 1, events: [], rewritten: true });
+    expect((await admin.readAudit({ keyId: 'acme-1', limit: 1 })).entries[0]!.changes).toEqual({ billing_invoice_url: { before: first, after: second } });
+    await admin.pause('acme-1', 'payment_dispute');
+    expect(await admin.show('acme-1')).toHaveProperty('billing_invoice_url', second);
+    await admin.settle('acme-1', 'unpaid_renewal');
+    expect(await admin.show('acme-1')).not.toHaveProperty('billing_invoice_url');
+    await admin.settleAccount('acme');
+    await expect(admin.pause('acme-1', 'operator', undefined, { billing_invoice_url: first })).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'billing_invoice_url' } });
+    await expect(admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: 'javascript:alert(1)' })).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'billing_invoice_url' } });
+    expect((await admin.show('acme-1')).status).toBe('active');
+  });
+
   it('an unknown account is 404; an account without keys answers an empty list', async () => {
     await expect(admin.pauseAccount('nobody', 'unpaid_renewal')).rejects.toMatchObject({ code: 'not_found', status: 404 });
     await expect(admin.settleAccount('nobody')).rejects.toMatchObject({ code: 'not_found' });
