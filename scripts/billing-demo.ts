@@ -6,7 +6,7 @@ import { DEMO_CUSTOMER, DEMO_HOOKS_PORT, DEMO_STRIPE_API_PORT, DEMO_STRIPE_WEBHO
  * `npm run demo:billing -- STEP`: sends one Stripe event, signed as Stripe signs (the `stripe`
  * package's test-header helper), to a running gateway's providers' listener, for the demo account's
  * customer. Steps:
- *   past_due  the subscription's renewal failed (customer.subscription.updated, status past_due)
+ *   past_due  the renewal failed: invoice.payment_failed (its link), then customer.subscription.updated past_due
  *   paid      the invoice was paid (invoice.paid)
  *   dispute   the customer disputed a charge (charge.dispute.created)
  *   won       the dispute was won (charge.dispute.closed, status won)
@@ -26,18 +26,36 @@ const apiPort = Number(process.env.DEMO_STRIPE_API_PORT ?? DEMO_STRIPE_API_PORT)
 const CHARGE = `ch_demo_${customer}`;
 const DISPUTE = `dp_demo_${customer}`;
 
-function objectOf(step: Step): [string, Record<string, unknown>] {
+const INVOICE = `in_demo_${customer}`;
+
+function eventsOf(step: Step): Array<[string, Record<string, unknown>]> {
   switch (step) {
     case 'past_due':
-      return ['customer.subscription.updated', { id: `sub_demo_${customer}`, object: 'subscription', customer, status: 'past_due', items: { object: 'list', data: [] } }];
+      return [
+        ['invoice.payment_failed', { id: INVOICE, object: 'invoice', customer, billing_reason: 'subscription_cycle', status: 'open', hosted_invoice_url: `https://invoice.stripe.com/i/demo/${INVOICE}` }],
+        ['customer.subscription.updated', { id: `sub_demo_${customer}`, object: 'subscription', customer, status: 'past_due', items: { object: 'list', data: [] } }],
+      ];
     case 'paid':
-      return ['invoice.paid', { id: `in_demo_${Date.now()}`, object: 'invoice', customer, billing_reason: 'subscription_cycle', status: 'paid' }];
+      return [['invoice.paid', { id: INVOICE, object: 'invoice', customer, billing_reason: 'subscription_cycle', status: 'paid' }]];
     case 'dispute':
-      return ['charge.dispute.created', { id: DISPUTE, object: 'dispute', charge: CHARGE, status: 'needs_response' }];
+      return [['charge.dispute.created', { id: DISPUTE, object: 'dispute', charge: CHARGE, status: 'needs_response' }]];
     case 'won':
     case 'lost':
-      return ['charge.dispute.closed', { id: DISPUTE, object: 'dispute', charge: CHARGE, status: step }];
+      return [['charge.dispute.closed', { id: DISPUTE, object: 'dispute', charge: CHARGE, status: step }]];
   }
+}
+
+/** Sends one event, signed; prints the gateway's answer. */
+async function sendEvent(type: string, object: Record<string, unknown>): Promise<boolean> {
+  const event = { id: `evt_demo_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`, object: 'event', type, created: Math.floor(Date.now() / 1000), api_version: '2025-10-29.clover', livemode: false, data: { object } };
+  const payload = JSON.stringify(event);
+  const res = await fetch(`${hooksUrl}/hooks/stripe`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) },
+    body: payload,
+  });
+  process.stdout.write(`${type} (${event.id}) for ${customer}: ${res.status} ${await res.text()}\n`);
+  return res.ok;
 }
 
 /** Stands in for Stripe's API while a dispute is sent: the demo charge is the demo customer's. */
@@ -59,18 +77,10 @@ async function main(): Promise<void> {
     process.stderr.write(`usage: npm run demo:billing -- ${STEPS.join('|')}\n`);
     process.exit(2);
   }
-  const [type, object] = objectOf(step);
-  const event = { id: `evt_demo_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`, object: 'event', type, created: Math.floor(Date.now() / 1000), api_version: '2025-10-29.clover', livemode: false, data: { object } };
-  const payload = JSON.stringify(event);
-  const server = type.startsWith('charge.dispute.') ? await chargeServer() : undefined;
+  const events = eventsOf(step);
+  const server = events[0]![0].startsWith('charge.dispute.') ? await chargeServer() : undefined;
   try {
-    const res = await fetch(`${hooksUrl}/hooks/stripe`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) },
-      body: payload,
-    });
-    process.stdout.write(`${type} (${event.id}) for ${customer}: ${res.status} ${await res.text()}\n`);
-    if (!res.ok) process.exitCode = 1;
+    for (const [type, object] of events) if (!(await sendEvent(type, object))) process.exitCode = 1;
   } finally {
     server?.close();
   }

@@ -100,8 +100,15 @@ describe('a failed renewal pauses, a payment resumes', () => {
     const k = await customerWithKey('invoice-failed');
     expect((await send(stripeEvent('invoice.payment_failed', invoice(k.customer, 'subscription_create')))).status).toBe(200);
     expect(await reasonsOf(k.id)).toEqual([]);
-    expect((await send(stripeEvent('invoice.payment_failed', invoice(k.customer)))).status).toBe(200);
-    expect(await reasonsOf(k.id)).toEqual(['unpaid_renewal']);
+    const failed = invoice(k.customer);
+    expect((await send(stripeEvent('invoice.payment_failed', failed))).status).toBe(200);
+    expect(await admin.show(k.id)).toMatchObject({ pause_reasons: ['unpaid_renewal'], billing_invoice_url: failed.hosted_invoice_url });
+    // The next failed attempt's invoice replaces the link; the payment removes it with the reason.
+    const next = invoice(k.customer);
+    await send(stripeEvent('invoice.payment_failed', next), 1);
+    expect((await admin.show(k.id)).billing_invoice_url).toBe(next.hosted_invoice_url);
+    await send(stripeEvent('invoice.paid', invoice(k.customer)));
+    expect(await admin.show(k.id)).not.toHaveProperty('billing_invoice_url');
   });
 });
 
