@@ -79,11 +79,10 @@ export interface KeyAdmin {
    */
   set(id: string, input: unknown, may?: { issue: boolean }, origin?: ChangeOrigin): Promise<KeyView>;
   /**
-   * Adds `reason` to the key's pause reasons (`operator` when none is given); one the key already
-   * has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin;
+   * Adds `reason` to the key's pause reasons; one the key already has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin;
    * `details`: see PauseDetails (a new invoice link alone is audited, with no event).
    */
-  pause(id: string, reason?: unknown, origin?: ChangeOrigin, details?: PauseDetails): Promise<KeyView>;
+  pause(id: string, reason: unknown, origin?: ChangeOrigin, details?: PauseDetails): Promise<KeyView>;
   /**
    * Removes `reason` from the key's pause reasons, or (none given) every reason but `leaked`; one
    * the key does not have changes nothing. Naming `leaked`, or leaving a key paused because it

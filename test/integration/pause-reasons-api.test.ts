@@ -106,7 +106,8 @@ describe('account-level pause and settle over the admin API', () => {
 
   it('settle of a key that leaked: 409 naming the roll, with or without a reason; a named payment reason goes', async () => {
     await call('POST', '/admin/keys/solo/pause', TOKENS.otto, { reason: 'leaked' });
-    await call('POST', '/admin/keys/solo/pause', TOKENS.otto, {});
+    expect((await call('POST', '/admin/keys/solo/pause', TOKENS.otto, {})).body).toMatchObject({ error: 'invalid_parameter', parameter: 'reason' });
+    await call('POST', '/admin/keys/solo/pause', TOKENS.otto, { reason: 'operator' });
     const refused = await call('POST', '/admin/keys/solo/settle', TOKENS.otto, {});
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ error: 'conflict', message: expect.stringContaining('roll') });

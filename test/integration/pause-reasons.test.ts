@@ -91,9 +91,10 @@ describe('a set of reasons', () => {
     ]);
   });
 
-  it('an operator pause without a reason is `operator`; a settle without a reason clears every reason but leaked', async () => {
+  it('a pause names its reason (operator: no payment reason); a settle without a reason clears every reason but leaked', async () => {
     await newKey('overridden');
-    expect(await admin.pause('overridden')).toMatchObject({ pause_reasons: ['operator'] });
+    await expect(admin.pause('overridden', undefined)).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'reason' } });
+    expect(await admin.pause('overridden', 'operator')).toMatchObject({ pause_reasons: ['operator'] });
     await admin.pause('overridden', 'payment_dispute');
     await admin.pause('overridden', 'unpaid_renewal');
     expect((await admin.settle('overridden')).status).toBe('active');
