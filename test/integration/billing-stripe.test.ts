@@ -257,7 +257,7 @@ describe('operator overrides', () => {
 
   it('an operator\'s pause is never cleared by a payment', async () => {
     const k = await customerWithKey('operator-pause');
-    await admin.pause(k.id);
+    await admin.pause(k.id, 'operator');
     await send(stripeEvent('customer.subscription.updated', subscription(k.customer, 'past_due')));
     expect(await reasonsOf(k.id)).toEqual(['operator', 'unpaid_renewal']);
     await send(stripeEvent('invoice.paid', invoice(k.customer)));
