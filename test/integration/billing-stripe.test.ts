@@ -174,9 +174,9 @@ describe('entitlements from the subscription\'s prices', () => {
     // Removing the add-on removes what it gave; the plan's removal falls back to standard.
     await send(stripeEvent('customer.subscription.updated', subscription(k.customer, 'active', ['base-gb'])));
     expect(await admin.show(k.id)).toMatchObject({ countries: ['GB'], tier: 'standard' });
-    const changed = hooksOf(k.id, 'key.changed');
     await eventually('key.changed webhooks', () => hooksOf(k.id, 'key.changed').length >= 3);
-    expect(changed.every((e) => e.data.source === 'billing')).toBe(true);
+    expect(hooksOf(k.id, 'key.changed').map((e) => e.data.source)).toEqual(['billing', 'billing', 'billing']);
+    expect((await auditOf(k.id)).filter((e) => e.action === 'change').every((e) => e.actor.startsWith('billing:stripe:evt_') && e.channel === 'billing')).toBe(true);
   });
 });
 
@@ -222,6 +222,23 @@ describe('exactly once, in any order', () => {
     expect(answer.status).toBe(200);
     await sleep(200);
     expect(stack.gatewayOutput().filter((l) => l.includes(event.id) && l.includes('no account names'))).toHaveLength(1);
+  });
+});
+
+describe('the endpoint secret', () => {
+  it('both secrets of a roll verify; any other does not; each answer has its access line', async () => {
+    const k = await customerWithKey('roll');
+    const [oldOne, newOne] = [stripeEvent('invoice.payment_failed', invoice(k.customer)), stripeEvent('invoice.paid', invoice(k.customer))];
+    expect((await postSigned(hooks[0]!, oldOne, { secret: OLD_SECRET })).status).toBe(200);
+    expect(await reasonsOf(k.id)).toEqual(['unpaid_renewal']);
+    expect((await postSigned(hooks[1]!, newOne, { secret: NEW_SECRET })).status).toBe(200);
+    expect(await reasonsOf(k.id)).toEqual([]);
+    const third = await postSigned(hooks[0]!, stripeEvent('invoice.payment_failed', invoice(k.customer)), { secret: 'whsec_test_third_secret_0123456789abcdef' });
+    expect(third.status).toBe(400);
+    expect(await reasonsOf(k.id)).toEqual([]);
+    const lines = stack.gatewayOutput().filter((l) => l.includes('"msg":"hook answered"') && l.includes('"provider":"stripe"'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((l) => l.includes('stripe-signature') || l.includes('v1='))).toBe(false);
   });
 });
 
