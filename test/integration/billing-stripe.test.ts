@@ -3,6 +3,7 @@
  * with the `stripe` package's test-header helper, with Stripe's field names, posted to each
  * instance's providers' listener; a stand-in for Stripe's API answers a dispute's charge.
  */
+import Stripe from 'stripe';
 import { stringify } from 'yaml';
 import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
 import { runAs } from '../../gateway/audit/actor';
@@ -14,7 +15,7 @@ import { DEFAULT_TIERS, eventually, getWithKey, makeTempDir, seenByAll, sleep, w
 import { startStub, type Stub } from '../kit/local-network';
 import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import {
-  dispute, invoice, postSigned, startJsonServer, stripeApiStandIn, stripeEvent, subscription, type JsonServer, type StripeEvent,
+  dispute, invoice, postSigned, rawPost, startJsonServer, stripeApiStandIn, stripeEvent, subscription, type JsonServer, type StripeEvent,
 } from '../kit/stripe-events';
 
 jest.setTimeout(120_000);
@@ -248,7 +249,11 @@ describe('bad input changes nothing and is never a 500', () => {
     ['a wrong secret', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: 'whsec_someone_elses_secret_0123456789' }), 400],
     ['a timestamp 10 minutes old', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: NEW_SECRET, timestamp: Math.floor(Date.now() / 1000) - 600 }), 400],
     ['a body changed after signing', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: NEW_SECRET, tamper: (b) => b.replace('past_due', 'active__') }), 400],
-    ['2 MiB', (e: StripeEvent) => postSigned(hooks[0]!, JSON.stringify({ ...e, padding: 'x'.repeat(2 * 1024 * 1024) }), { secret: NEW_SECRET }), 400],
+    ['2 MiB', (e: StripeEvent) => {
+      const body = Buffer.from(JSON.stringify({ ...e, padding: 'x'.repeat(2 * 1024 * 1024) }));
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload: body.toString('utf8'), secret: NEW_SECRET });
+      return rawPost(hooks[0]!, '/hooks/stripe', { 'stripe-signature': signature, 'content-length': String(body.length) }, [body.subarray(0, 64 * 1024)]);
+    }, 400],
     ['invalid JSON under a valid signature', (_e: StripeEvent) => postSigned(hooks[0]!, '{"id": "evt_broken", ', { secret: NEW_SECRET }), 400],
     ['an event type not used', (e: StripeEvent) => postSigned(hooks[0]!, { ...e, type: 'customer.created' }, { secret: NEW_SECRET }), 200],
   ])('%s', async (_name, post, status) => {
@@ -260,6 +265,16 @@ describe('bad input changes nothing and is never a 500', () => {
     expect(await reasonsOf(k.id)).toEqual([]);
     expect(await stack.redis.xlen(redisKeys.audit)).toBe(auditBefore);
   });
+});
+
+it('a body over 1 MiB is refused before it is all read: declared (Content-Length) or sent chunked', async () => {
+  const signature = { 'stripe-signature': 't=1,v1=00', 'content-type': 'application/json' };
+  const declared = await rawPost(hooks[0]!, '/hooks/stripe', { ...signature, 'content-length': String(2 * 1024 * 1024) }, [Buffer.from('{')]);
+  expect(declared).toMatchObject({ status: 400, body: { error: 'invalid_parameter', parameter: 'body' } });
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+  const chunked = await rawPost(hooks[1]!, '/hooks/stripe', { ...signature, 'transfer-encoding': 'chunked' }, Array.from({ length: 32 }, () => framed));
+  expect(chunked).toMatchObject({ status: 400, body: { error: 'invalid_parameter', parameter: 'body' } });
 });
 
 describe('operator overrides', () => {
