@@ -277,6 +277,13 @@ it('a body over 1 MiB is refused before it is all read: declared (Content-Length
   expect(chunked).toMatchObject({ status: 400, body: { error: 'invalid_parameter', parameter: 'body' } });
 });
 
+it('another method than POST on /hooks/stripe is 405 with Allow: POST', async () => {
+  const res = await fetch(`${hooks[0]}/hooks/stripe`);
+  expect(res.status).toBe(405);
+  expect(res.headers.get('allow')).toBe('POST');
+  expect(await res.json()).toMatchObject({ error: 'method_not_allowed' });
+});
+
 describe('operator overrides', () => {
   it('an operator\'s settle without a reason clears every reason', async () => {
     const k = await customerWithKey('operator-settle');
