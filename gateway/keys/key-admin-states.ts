@@ -4,7 +4,7 @@ import { generateKeyValue, sha256Hex } from './key-format';
 import type { ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './key-admin-types';
 import { notAllowed, parseInput, parsePause, RollSchema, SettleSchema } from './key-input';
 import { keyView } from './key-view';
-import { LEAKED, UNPAID, pauseReasonsOf, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
+import { heldReasons, LEAKED, UNPAID, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 type States = Pick<KeyAdmin, 'pause' | 'settle' | 'revoke' | 'roll'>;
@@ -31,7 +31,7 @@ export const asOrigin = <T>(origin: ChangeOrigin | undefined, work: () => Promis
 
 /** The record with its reasons moved by `next` (and the invoice link noted); the record itself when nothing changes. */
 function withReasonsMoved(s: StoredKey, next: (reasons: PauseReason[]) => PauseReason[], invoiceUrl: string | undefined): StoredKey {
-  const reasons = pauseReasonsOf(s);
+  const reasons = heldReasons(s);
   const wanted = sortedReasons(next(reasons));
   const link = invoiceUrl !== undefined && wanted.includes(UNPAID) && s.billing_invoice_url !== invoiceUrl ? invoiceUrl : undefined;
   if (sameReasons(reasons, wanted) && link === undefined) return s;
@@ -63,12 +63,12 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       unlessRevoked(action === 'pause' ? 'paused' : 'settled')(s);
       return withReasonsMoved(s, next, invoiceUrl);
     }));
-    const before = pauseReasonsOf(done.before);
-    const after = done.after.status === 'paused' ? pauseReasonsOf(done.after) : [];
+    const before = heldReasons(done.before);
+    const after = heldReasons(done.after);
     if (!sameReasons(before, after)) {
       const moved = action === 'pause' ? { added: after.filter((r) => !before.includes(r)) } : { settled: before.filter((r) => !after.includes(r)) };
       await emit(action === 'pause' ? 'key.paused' : 'key.settled', {
-        key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved, ...origin?.eventFields,
+        ...origin?.eventFields, key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved,
       });
     }
     return { id, changed: !done.unchanged, before, after, status: done.after.status, view: view(done.after) };
@@ -109,7 +109,7 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       const { after } = await writer.update(id, 'roll', (s) => {
         unlessRevoked('rolled')(s);
         const { previous_key_sha256: _p, previous_expires_at: _e, ...current } = s;
-        const reasons = pauseReasonsOf(s);
+        const reasons = heldReasons(s);
         const rest = reasons.includes(LEAKED) ? withPauseReasons(current, reasons.filter((r) => r !== LEAKED)) : current;
         return grace > 0
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
