@@ -2,6 +2,7 @@
 import { processSignals as signals } from './startup/signals';
 import { watchDemoKeys } from './keys/demo-key-watch';
 import { createLogger } from './logging';
+import { defined } from './defined';
 import { createOperatorRegistry } from './operators/operator-tokens';
 import { adminListener } from './startup/admin-listener';
 import { startKeyAdmin } from './startup/key-administration';
@@ -11,6 +12,7 @@ import { startOptionalListeners } from './startup/listeners';
 import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
 import { startPortalListener } from './startup/portal-listener';
+import { hookRoutes, hooksListener, stripeBillingConfig } from './startup/hooks-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -30,7 +32,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = await loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal, hooks } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -43,11 +45,12 @@ async function main(): Promise<void> {
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
-  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
+  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined);
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
+  const stripeBilling = stripeBillingConfig(gatewayConfig.stripeBilling);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, stripeBilling, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
@@ -55,7 +58,10 @@ async function main(): Promise<void> {
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   // The operator and holder listeners share one context.
   const services = serviceContext({ logger, keys, usageStore, counters, administration, holders, redis });
-  servers.push(...startOptionalListeners([adminListener(env, { ...services, operators })], logger));
+  servers.push(...startOptionalListeners([
+    adminListener(env, { ...services, operators }),
+    hooksListener(env, hooks, () => hookRoutes(hooks, { logger, stripeBilling: stripeBilling.current, ...defined({ administration, holders }) }), logger),
+  ], logger));
   const portalServer = await startPortalListener(env, portal, { ...services, policy: selfService.current });
   if (portalServer) servers.push(portalServer);
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normaliseCountry } from '../validation/iso-countries';
+import { BillingConfigSchema, toStripeBilling, type StripeBillingConfig } from './billing-config';
 import { PortalConfigSchema, toSelfService, type SelfServicePolicy } from './portal-policy';
 import { readYamlFile } from './yaml-file';
 
@@ -83,6 +84,8 @@ const GatewayConfigSchema = z
       .optional(),
     /** The key holders' portal: `self_service` says what holders may change (portal-policy.ts). */
     portal: PortalConfigSchema.optional(),
+    /** Payments moving keys (`billing.stripe`: billing-config.ts). */
+    billing: BillingConfigSchema.optional(),
   })
   .strict();
 
@@ -115,6 +118,8 @@ export interface GatewayConfig {
   readonly quotaThresholds?: readonly number[];
   /** What key holders may change in the portal (defaults when the file has no `portal:`). */
   readonly selfService?: SelfServicePolicy;
+  /** What Stripe's events do (defaults when the file has no `billing.stripe`). */
+  readonly stripeBilling?: StripeBillingConfig;
 }
 
 export const toLimits = (l: z.infer<typeof LimitsSchema>): Limits =>
@@ -137,5 +142,6 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
     quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
     selfService: toSelfService(raw.portal),
+    stripeBilling: toStripeBilling(raw.billing),
   });
 }

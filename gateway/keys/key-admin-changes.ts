@@ -12,6 +12,7 @@ import { forgetUsage } from '../usage/forget-usage';
 import { redisKeys, type StoredKey } from './redis-layout';
 import type { RedisClient } from '../redis/connect';
 import { readOutboxValue } from '../audit/outbox-value';
+import { runAs } from '../audit/actor';
 
 type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 
@@ -63,11 +64,12 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       await emit('key.created', eventFields(view(after)));
       return { id: fields.id, key };
     },
-    async set(id, input, may = { issue: true }, expect = undefined) {
+    async set(id, input, may = { issue: true }, expect = undefined, origin = undefined) {
       const parsed = parseSet(input);
       const { fields, expiresAt, note, account } = parsed;
       await checkAccount(ctx.redis, account);
-      const { after, changes } = await writer.update(id, 'change', (s) => {
+      const update = (change: (s: StoredKey) => StoredKey) => (origin?.actor ? runAs(origin.actor, () => writer.update(id, 'change', change)) : writer.update(id, 'change', change));
+      const { after, changes } = await update((s) => {
         checkExpectation(id, s, expect);
         const next = applySet(s, parsed);
         refuseUnlessAdmin(may, keyChangeNeedsAdmin(s, next, Date.now()));
@@ -77,6 +79,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       if (Object.keys(changes).length) {
         await emit('key.changed', {
           key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}), ...(account !== undefined ? { account } : {}),
+          ...origin?.eventFields,
         });
       }
       return view(after);

@@ -77,8 +77,9 @@ export interface KeyAdmin {
    * puts the key into an account, ends it, revives it or opens it to every address is an issuing
    * act (change-role.ts): 403 `forbidden` unless `may.issue` (the admin role; true when not given).
    * `expect` (a holder's change): checked in the same atomic write (key-expectation.ts).
+   * `origin`: see ChangeOrigin (the billing integration's entitlements).
    */
-  set(id: string, input: unknown, may?: { issue: boolean }, expect?: KeyExpectation): Promise<KeyView>;
+  set(id: string, input: unknown, may?: { issue: boolean }, expect?: KeyExpectation, origin?: ChangeOrigin): Promise<KeyView>;
   /**
    * Adds `reason` to the key's pause reasons; one the key already has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin;
    * `details`: see PauseDetails (a new invoice link alone is audited, with no event).
