@@ -142,7 +142,8 @@ describe.each([
     expect(policy.policyTypes).toContain('Ingress');
     // A rule without ports opens every port: none here.
     expect(policy.ingress.filter((r) => !r.ports?.length)).toEqual([]);
-    const publicPorts = which === 'base' ? ['http'] : ['http', 'portal'];
+    // The overlay also serves the portal and the providers' listener (Stripe and GitHub reach it from the internet; signatures guard it).
+    const publicPorts = which === 'base' ? ['http'] : ['http', 'portal', 'hooks'];
     const open = policy.ingress.filter((r) => !r.from?.length).flatMap((r) => r.ports!.map((p) => p.port));
     expect(open.sort()).toEqual([...publicPorts].sort());
     for (const listener of ['admin', 'ops']) {
