@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * Where a change came from. `library` is a program calling the key admin module itself (the test
  * kit, the benchmark): no operator is behind it, and the audit log says so rather than guessing.
  */
-export type Channel = 'cli' | 'admin_api' | 'console' | 'keys_file' | 'library' | 'portal';
+export type Channel = 'cli' | 'admin_api' | 'console' | 'keys_file' | 'library' | 'portal' | 'leaks';
 
 /** Who made a change: an operator token's name (or `cli:<user>@<host>`), and through which channel. */
 export interface Actor {

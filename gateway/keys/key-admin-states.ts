@@ -2,6 +2,7 @@ import { generateKeyValue, sha256Hex } from './key-format';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { notAllowed, parseInput, PauseSchema, RollSchema } from './key-input';
 import { keyView } from './key-view';
+import { rollGrants, withoutLeak } from './key-admin-leaks';
 import type { StoredKey } from './redis-layout';
 
 type States = Pick<KeyAdmin, 'pause' | 'settle' | 'revoke' | 'roll'>;
@@ -46,8 +47,9 @@ export function keyAdminStates(ctx: KeyAdminContext): States {
       const key = generateKeyValue();
       const { after } = await writer.update(id, 'roll', (s) => {
         unlessRevoked('rolled')(s);
-        const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
-        return grace > 0
+        // A leaked value gets no grace; the roll clears the leak mark.
+        const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = withoutLeak(s);
+        return grace > 0 && rollGrants(s)
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });

@@ -6,6 +6,7 @@ import type { CounterReadout } from '../limits/counters';
 import { createRedisCounters } from '../limits/redis-counters';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
+import { keyAdminLeaks } from './key-admin-leaks';
 import { keyAdminReads } from './key-admin-reads';
 import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
@@ -46,6 +47,7 @@ export function createKeyAdmin(
     ...keyAdminReads(context),
     ...keyAdminChanges(context),
     ...keyAdminStates(context),
+    ...keyAdminLeaks(context),
     updateConfig(next) {
       config = next;
     },

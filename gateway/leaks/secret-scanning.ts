@@ -1,0 +1,59 @@
+// gateway/leaks/: leaked keys reported by a public code host (GitHub secret scanning): the signed report
+// checked against the host's published keys, each value looked up by its hash and marked; the host's feedback.
+import type { Logger } from 'pino';
+import { ApiError, errorBody } from '../errors';
+import type { GithubKeySource } from './github-keys';
+import { feedbackOn, type LeakMarker } from './leak-feedback';
+import { checkReport, IDENTIFIER_HEADER, SIGNATURE_HEADER, type Refusal } from './leak-report';
+
+/** Where GitHub posts its reports, on the providers' listener. */
+export const SECRET_SCANNING_PATH = '/hooks/github/secret-scanning';
+
+/** A provider's answer: a status and a JSON body. */
+export interface HookAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+const REFUSALS: Record<Refusal, { parameter: string; message: string }> = {
+  too_large: { parameter: 'body', message: 'The report is larger than 1 MiB.' },
+  too_many: { parameter: 'body', message: 'The report names more than 1000 tokens.' },
+  no_signature: { parameter: SIGNATURE_HEADER, message: `The report needs the ${IDENTIFIER_HEADER} and ${SIGNATURE_HEADER} headers.` },
+  unknown_key: { parameter: IDENTIFIER_HEADER, message: 'No published key has this identifier.' },
+  bad_signature: { parameter: SIGNATURE_HEADER, message: 'The signature does not match the report.' },
+  not_json: { parameter: 'body', message: 'The report is not JSON.' },
+  not_a_report: { parameter: 'body', message: 'The report is not a list of {token, type, url, source}.' },
+};
+
+const unavailable = (message: string): HookAnswer => ({ status: 503, body: errorBody(new ApiError('service_unavailable', {}, undefined, message)) });
+
+/**
+ * `POST /hooks/github/secret-scanning`: a report that does not verify is answered 400 and changes
+ * nothing; one that cannot be judged (the key list out of reach, the key store away) 503, which
+ * GitHub sends again (marking is idempotent, so a report half applied before a failure is
+ * completed by the retry). A verified report is answered with GitHub's feedback array. Logged:
+ * the outcome and counts, never a value.
+ */
+export function secretScanningHook(keys: GithubKeySource, mark: LeakMarker, logger: Logger): (body: Buffer, headers: Record<string, string | string[] | undefined>) => Promise<HookAnswer> {
+  const log = logger.child({ hook: 'github-secret-scanning' });
+  return async function secretScanning(body, headers) {
+    try {
+      const check = await checkReport(body, headers, keys);
+      if (check.kind === 'unavailable') {
+        log.warn('secret scanning report not judged: the key list could not be read (GitHub sends it again)');
+        return unavailable('GitHub\'s public keys could not be read; send the report again later.');
+      }
+      if (check.kind === 'refused') {
+        log.warn({ refused: check.why }, 'secret scanning report refused');
+        const refusal = REFUSALS[check.why];
+        return { status: 400, body: errorBody(new ApiError('invalid_parameter', { parameter: refusal.parameter }, undefined, refusal.message)) };
+      }
+      const { feedback, confirmed } = await feedbackOn(check.tokens, mark);
+      log.info({ tokens: check.tokens.length, confirmed }, 'secret scanning report answered');
+      return { status: 200, body: feedback };
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'secret scanning report not judged: the key store could not be reached (GitHub sends it again)');
+      return unavailable('The key store could not be reached; send the report again later.');
+    }
+  };
+}
