@@ -84,7 +84,10 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     res.end();
   });
   app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
-  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req))));
+  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req), body(req).reason)));
+  // A billing system's calls: every key of an account at once.
+  app.post('/admin/accounts/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pauseAccount(id(req), body(req).reason ?? null)));
+  app.post('/admin/accounts/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settleAccount(id(req), body(req).reason)));
   app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
   app.get('/admin/audit', permit('read'), async (req, res) => {
@@ -100,6 +103,8 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     '/admin/keys/:id/usage': 'GET',
     '/admin/audit': 'GET',
     ...Object.fromEntries(['pause', 'settle', 'revoke', 'roll'].map((a) => [`/admin/keys/:id/${a}`, 'POST'])),
+    '/admin/accounts/:id/pause': 'POST',
+    '/admin/accounts/:id/settle': 'POST',
     ...extensions.methods,
   };
   for (const [path, allow] of Object.entries(methodsByPath)) {

@@ -3,8 +3,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /**
  * Where a change came from. `library` is a program calling the key admin module itself (the test
  * kit, the benchmark): no operator is behind it, and the audit log says so rather than guessing.
+ * `billing` and `leaks` are the gateway's own integrations (a payment provider's events, leaked-key
+ * reports), whose actor names the provider and its event (`billing:stripe:<event id>`).
  */
-export type Channel = 'cli' | 'admin_api' | 'console' | 'keys_file' | 'library' | 'portal' | 'leaks';
+export type Channel = 'cli' | 'admin_api' | 'console' | 'keys_file' | 'library' | 'portal' | 'billing' | 'leaks';
 
 /** Who made a change: an operator token's name (or `cli:<user>@<host>`), and through which channel. */
 export interface Actor {

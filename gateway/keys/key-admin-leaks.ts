@@ -1,6 +1,7 @@
 import { ApiError } from '../errors';
 import type { LeakAction } from '../config/gateway-config';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
+import { LEAKED, pauseReasonsOf, withPauseReasons } from './pause-reasons';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /**
@@ -17,14 +18,12 @@ export function leakedRecord(s: StoredKey, hash: string, url: string | undefined
     leaked_key_sha256: [...(s.leaked_key_sha256 ?? []), hash],
   };
   if (action === 'end_value') return { ...marked, value_ended_at: s.value_ended_at ?? nowIso };
-  if (action === 'pause' && s.status !== 'revoked') return pausedForLeak(marked);
+  if (action === 'pause') return pausedForLeak(marked);
   return marked;
 }
 
-/** Paused with the reason `leaked` (a revoked key stays revoked). */
-function pausedForLeak(s: StoredKey): StoredKey {
-  return { ...s, status: 'paused', pause_reason: s.pause_reason ?? 'leaked' };
-}
+/** Paused with the reason `leaked` added to its set (a revoked key stays revoked). */
+const pausedForLeak = (s: StoredKey): StoredKey => withPauseReasons(s, [...pauseReasonsOf(s), LEAKED]);
 
 /** Whether a roll of `s` gives its previous value a grace: never when the value rolled away was reported leaked. */
 export const rollGrants = (s: StoredKey): boolean => !s.leaked_key_sha256?.includes(s.key_sha256);

@@ -1,8 +1,11 @@
+import { runAs } from '../audit/actor';
+import { ApiError } from '../errors';
 import { generateKeyValue, sha256Hex } from './key-format';
-import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
-import { notAllowed, parseInput, PauseSchema, RollSchema } from './key-input';
+import type { ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './key-admin-types';
+import { notAllowed, parseInput, PauseSchema, RollSchema, SettleSchema } from './key-input';
 import { keyView } from './key-view';
 import { rollGrants, withoutLeak } from './key-admin-leaks';
+import { LEAKED, pauseReasonsOf, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 type States = Pick<KeyAdmin, 'pause' | 'settle' | 'revoke' | 'roll'>;
@@ -11,44 +14,90 @@ const unlessRevoked = (what: string) => (s: StoredKey): void => {
   if (s.status === 'revoked') throw notAllowed(`A revoked key cannot be ${what}.`);
 };
 
-/** The key admin's changes of a key's state: pause, settle, revoke, roll (each committed, audited, announced, then its event sent). */
-export function keyAdminStates(ctx: KeyAdminContext): States {
+/** 409 for a settle that would clear `leaked` (of key `id`, or named for a whole account): only a roll clears that. */
+export const leakedConflict = (id?: string): ApiError =>
+  new ApiError('conflict', {}, undefined, id === undefined
+    ? 'A settle never clears the reason leaked: roll each leaked key (POST /admin/keys/{id}/roll, or keys roll ID) to give it a new value.'
+    : `Key "${id}" is paused because its value leaked; a settle never clears that: roll the key (POST /admin/keys/${id}/roll, or keys roll ${id}) to give it a new value. To settle another reason, name it.`);
+
+/** What a settle asks for: one reason removed, or (none named) every reason but `leaked`. */
+export type SettleAsk = { readonly reason?: PauseReason };
+
+/** The reasons left after a settle of `ask` (`leaked` is never removed here). */
+export const afterSettle = (reasons: readonly PauseReason[], ask: SettleAsk): PauseReason[] =>
+  reasons.filter((r) => r === LEAKED || (ask.reason !== undefined && r !== ask.reason));
+
+/** Runs `work` as the origin's actor when it names one, else as the channel's (`runAs`). */
+export const asOrigin = <T>(origin: ChangeOrigin | undefined, work: () => Promise<T>): Promise<T> => (origin?.actor ? runAs(origin.actor, work) : work());
+
+/**
+ * The key admin's changes of a key's state: pause, settle, revoke, roll (each committed, audited,
+ * announced, then its event sent). Pausing adds a reason to the key's set, settling removes one (or
+ * all but `leaked`); one that changes nothing writes nothing, audits nothing, sends nothing.
+ */
+export function keyAdminStates(ctx: KeyAdminContext): States & {
+  pauseFor(id: string, reason: PauseReason, origin?: ChangeOrigin): Promise<ReasonChange>;
+  settleFor(id: string, ask: SettleAsk, origin?: ChangeOrigin, strict?: boolean): Promise<ReasonChange>;
+} {
   const { writer, emit } = ctx;
   const view = (s: StoredKey) => keyView(s, ctx.config());
+
+  /** One change of the key's reasons; `next` returns the new set (or throws to refuse). */
+  async function moveReasons(id: string, action: 'pause' | 'settle', origin: ChangeOrigin | undefined, next: (s: StoredKey, reasons: PauseReason[]) => PauseReason[]): Promise<ReasonChange> {
+    const done = await asOrigin(origin, () => writer.update(id, action, (s) => {
+      unlessRevoked(action === 'pause' ? 'paused' : 'settled')(s);
+      const reasons = pauseReasonsOf(s);
+      const wanted = sortedReasons(next(s, reasons));
+      return sameReasons(reasons, wanted) ? s : withPauseReasons(s, wanted);
+    }));
+    const before = pauseReasonsOf(done.before);
+    const after = done.after.status === 'paused' ? pauseReasonsOf(done.after) : [];
+    if (!done.unchanged) {
+      const moved = action === 'pause' ? { added: after.filter((r) => !before.includes(r)) } : { settled: before.filter((r) => !after.includes(r)) };
+      await emit(action === 'pause' ? 'key.paused' : 'key.settled', {
+        key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved, ...origin?.eventFields,
+      });
+    }
+    return { id, changed: !done.unchanged, before, after, status: done.after.status, view: view(done.after) };
+  }
+
+  const pauseFor = (id: string, reason: PauseReason, origin?: ChangeOrigin) => moveReasons(id, 'pause', origin, (_s, reasons) => [...reasons, reason]);
+  /** `strict`: a settle that leaves the key paused only because it leaked (or names `leaked`) is 409 and changes nothing. */
+  const settleFor = (id: string, ask: SettleAsk, origin?: ChangeOrigin, strict = true) => moveReasons(id, 'settle', origin, (_s, reasons) => {
+    if (ask.reason === LEAKED) throw leakedConflict(id);
+    const left = afterSettle(reasons, ask);
+    if (strict && ask.reason === undefined && left.includes(LEAKED)) throw leakedConflict(id);
+    return left;
+  });
+
   return {
-    async pause(id, reason) {
-      const pauseReason = parseInput(PauseSchema, { reason }).reason;
-      const paused = view((await writer.update(id, 'pause', (s) => {
-        unlessRevoked('paused')(s);
-        return { ...s, status: 'paused', pause_reason: pauseReason };
-      })).after);
-      await emit('key.paused', { key_id: id, status: 'paused', pause_reason: pauseReason });
-      return paused;
+    pauseFor,
+    settleFor,
+    async pause(id, reason, origin) {
+      return (await pauseFor(id, parseInput(PauseSchema, { ...(reason !== undefined ? { reason } : {}) }).reason, origin)).view;
     },
-    async settle(id) {
-      const settled = view((await writer.update(id, 'settle', (s) => {
-        unlessRevoked('settled')(s);
-        const { pause_reason: _r, ...rest } = s;
-        return { ...rest, status: 'active' };
-      })).after);
-      await emit('key.settled', { key_id: id, status: 'active' });
-      return settled;
+    async settle(id, reason, origin) {
+      const ask = parseInput(SettleSchema, reason === undefined || reason === null ? {} : { reason });
+      return (await settleFor(id, ask, origin)).view;
     },
     async revoke(id) {
       const revoked = view((await writer.update(id, 'revoke', (s) => {
-        const { pause_reason: _r, previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
-        return { ...rest, status: 'revoked' };
+        const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
+        return withPauseReasons({ ...rest, status: 'revoked' }, []);
       })).after);
       await emit('key.revoked', { key_id: id, status: 'revoked' });
       return revoked;
     },
+    /** A new value; a key paused because its value leaked loses that reason (active when it was the only one). */
     async roll(id, graceSeconds) {
       const grace = parseInput(RollSchema, { grace_seconds: graceSeconds }).grace_seconds;
       const key = generateKeyValue();
       const { after } = await writer.update(id, 'roll', (s) => {
         unlessRevoked('rolled')(s);
-        // A leaked value gets no grace; the roll clears the leak mark.
-        const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = withoutLeak(s);
+        const { previous_key_sha256: _p, previous_expires_at: _e, ...current } = withoutLeak(s);
+        const reasons = pauseReasonsOf(s);
+        const rest = reasons.includes(LEAKED) ? withPauseReasons(current, reasons.filter((r) => r !== LEAKED)) : current;
+        // A leaked value gets no grace; the roll clears the leak mark (above) and the reason `leaked`.
         return grace > 0 && rollGrants(s)
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };

@@ -3,9 +3,52 @@ import type { RedisClient } from '../redis/connect';
 import type { GatewayConfig, LeakAction } from '../config/gateway-config';
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { CounterReadout } from '../limits/counters';
+import type { Actor } from '../audit/actor';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import type { KeyPage, KeyView, UsageView } from './key-view';
 import type { KeyWriter } from './key-writer';
+import type { PauseReason } from './pause-reasons';
+
+/**
+ * Who asks for a change when a program of the gateway makes it (a billing integration, leaked-key
+ * reports) rather than the channel that set `runAs`: the audit entry's actor and channel (e.g.
+ * `{name: 'billing:stripe:evt_1', channel: 'billing'}`), and fields added to the webhook events the
+ * change sends (e.g. `{source: 'billing'}`).
+ */
+export interface ChangeOrigin {
+  readonly actor?: Actor;
+  readonly eventFields?: Readonly<Record<string, unknown>>;
+}
+
+/** What a pause or settle did to one key: its reasons before and after (sorted); `changed` false when it was already so. */
+export interface ReasonChange {
+  readonly id: string;
+  readonly changed: boolean;
+  readonly before: readonly PauseReason[];
+  readonly after: readonly PauseReason[];
+  readonly status: string;
+  readonly view: KeyView;
+}
+
+/** One key of an account-level pause or settle, as the answer lists it. */
+export interface AccountKeyChange {
+  id: string;
+  status: string;
+  pause_reasons: PauseReason[];
+  /** False when the key already was so (nothing written, no audit entry, no event). */
+  changed: boolean;
+  /** The reasons this call added (pause) or removed (settle), when it changed the key. */
+  added?: PauseReason[];
+  settled?: PauseReason[];
+  /** Why the key was left alone: a revoked key is neither paused nor settled. */
+  skipped?: 'revoked';
+}
+
+/** The answer of an account-level pause or settle: every key of the account, in id order. */
+export interface AccountStateChange {
+  account: string;
+  keys: AccountKeyChange[];
+}
 
 /**
  * Key management over the Redis store, shared by the CLI, the admin API and the console, on any
@@ -26,8 +69,28 @@ export interface KeyAdmin {
    * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
    */
   set(id: string, input: unknown, may?: { issue: boolean }): Promise<KeyView>;
-  pause(id: string, reason: unknown): Promise<KeyView>;
-  settle(id: string): Promise<KeyView>;
+  /**
+   * Adds `reason` to the key's pause reasons (`operator` when none is given); one the key already
+   * has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin.
+   */
+  pause(id: string, reason?: unknown, origin?: ChangeOrigin): Promise<KeyView>;
+  /**
+   * Removes `reason` from the key's pause reasons, or (none given) every reason but `leaked`; one
+   * the key does not have changes nothing. Naming `leaked`, or leaving a key paused because it
+   * leaked without naming a reason, is 409 `conflict` (only a roll clears `leaked`).
+   */
+  settle(id: string, reason?: unknown, origin?: ChangeOrigin): Promise<KeyView>;
+  /**
+   * Adds `reason` to every key of the account (404 for an unknown account); revoked keys are left
+   * alone. One audit entry and one event per key changed.
+   */
+  pauseAccount(accountId: string, reason: unknown, origin?: ChangeOrigin): Promise<AccountStateChange>;
+  /**
+   * Removes `reason` (or every reason but `leaked`) from every key of the account. Naming `leaked`
+   * is 409; without a reason, a leaked key keeps `leaked` (and stays paused) while its other
+   * reasons go, so one leaked key never holds back the account's payment state.
+   */
+  settleAccount(accountId: string, reason?: unknown, origin?: ChangeOrigin): Promise<AccountStateChange>;
   revoke(id: string): Promise<KeyView>;
   /** A new value for the key; the old one keeps working for `graceSeconds`. */
   roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }>;

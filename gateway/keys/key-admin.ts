@@ -8,6 +8,7 @@ import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
 import { keyAdminLeaks } from './key-admin-leaks';
 import { keyAdminReads } from './key-admin-reads';
+import { keyAdminAccounts } from './key-admin-accounts';
 import { keyAdminStates } from './key-admin-states';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { createKeyWriter } from './key-writer';
@@ -43,10 +44,13 @@ export function createKeyAdmin(
     emit: events ?? (async () => undefined),
     ...(logger ? { logger } : {}),
   };
+  const allStates = keyAdminStates(context);
+  const { pauseFor: _p, settleFor: _s, ...states } = allStates;
   return {
     ...keyAdminReads(context),
     ...keyAdminChanges(context),
-    ...keyAdminStates(context),
+    ...states,
+    ...keyAdminAccounts(context, allStates),
     ...keyAdminLeaks(context),
     updateConfig(next) {
       config = next;

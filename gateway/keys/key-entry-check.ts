@@ -1,6 +1,7 @@
 import { normaliseCountry } from '../validation/iso-countries';
 import { normaliseAddressEntry } from './address-list';
 import type { KeyEntry } from './key-entry';
+import { sortedReasons } from './pause-reasons';
 
 /** A field that failed `checkKeyEntry`: its path inside the entry and why. */
 export interface EntryIssue {
@@ -50,8 +51,13 @@ function combinationIssue(entry: Partial<KeyEntry>, complete: boolean): EntryIss
   if (complete && entry.address === undefined && entry.addresses === undefined) {
     return { path: ['addresses'], message: 'is required: the IPv4/IPv6 addresses or CIDR ranges the key may be used from (or address, one of them)' };
   }
-  if (entry.status === 'paused' && entry.pause_reason === undefined) {
-    return { path: ['pause_reason'], message: 'is required when status is paused (unpaid_renewal or payment_dispute)' };
+  const reasons = entry.pause_reasons;
+  if (entry.status === 'paused' && !reasons?.length && entry.pause_reason === undefined) {
+    return { path: ['pause_reason'], message: 'is required when status is paused (leaked, operator, payment_dispute or unpaid_renewal; or pause_reasons, a list of them)' };
+  }
+  if (reasons?.length && entry.status !== undefined && entry.status !== 'paused') return { path: ['pause_reasons'], message: `a ${entry.status} key holds no pause reasons (only a paused key does)` };
+  if (reasons && entry.pause_reason !== undefined && !reasons.includes(entry.pause_reason)) {
+    return { path: ['pause_reason'], message: 'must be one of pause_reasons when both are given' };
   }
   if ((entry.previous_key_sha256 === undefined) !== (entry.previous_key_expires_at === undefined)) {
     return { path: ['previous_key_expires_at'], message: 'previous_key_sha256 and previous_key_expires_at go together' };
@@ -82,6 +88,7 @@ export function checkKeyEntry<T extends Partial<KeyEntry>>(entry: T, complete = 
     out.countries = countries.value;
   }
   if (entry.key_sha256 !== undefined) out.key_sha256 = entry.key_sha256.toLowerCase();
+  if (entry.pause_reasons !== undefined) out.pause_reasons = sortedReasons(entry.pause_reasons);
   if (entry.previous_key_sha256 !== undefined) out.previous_key_sha256 = entry.previous_key_sha256.toLowerCase();
   if (combination) return { ok: false, issue: combination };
   return { ok: true, value: out };

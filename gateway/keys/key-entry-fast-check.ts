@@ -1,6 +1,7 @@
 import { isLimitValue } from '../config/gateway-config';
-import { KEY_ID, SHA256_HEX, type KeyEntry } from './key-entry';
-import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
+import { INVOICE_URL, KEY_ID, SHA256_HEX, type KeyEntry } from './key-entry';
+import { isPauseReason, PAUSE_REASONS } from './pause-reasons';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_INVOICE_URL, MAX_NOTE } from './record-bounds';
 
 /**
  * The fields this check knows how to judge. Any other field (one the schema gained later, or a
@@ -8,7 +9,7 @@ import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
  * let it through unchecked here.
  */
 const FAST_FIELDS = new Set([
-  'id', 'key_sha256', 'tier', 'countries', 'address', 'addresses', 'status', 'pause_reason', 'limits', 'note', 'account', 'previous_key_sha256',
+  'id', 'key_sha256', 'tier', 'countries', 'address', 'addresses', 'status', 'pause_reason', 'pause_reasons', 'limits', 'note', 'account', 'previous_key_sha256', 'billing_invoice_url',
 ]);
 const LIMIT_FIELDS = new Set(['per_minute', 'per_day', 'per_month']);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -36,7 +37,9 @@ export function isWellFormedKeyEntry(e: unknown): e is KeyEntry {
   if ('note' in e && (typeof e.note !== 'string' || e.note.length > MAX_NOTE)) return false;
   if ('account' in e && (typeof e.account !== 'string' || !KEY_ID.test(e.account))) return false;
   if (e.status !== 'active' && e.status !== 'paused' && e.status !== 'revoked') return false;
-  if ('pause_reason' in e && e.pause_reason !== 'unpaid_renewal' && e.pause_reason !== 'payment_dispute') return false;
+  if ('pause_reason' in e && !isPauseReason(e.pause_reason)) return false;
+  if ('pause_reasons' in e && (!Array.isArray(e.pause_reasons) || e.pause_reasons.length > PAUSE_REASONS.length || !e.pause_reasons.every(isPauseReason))) return false;
+  if ('billing_invoice_url' in e && (typeof e.billing_invoice_url !== 'string' || e.billing_invoice_url.length > MAX_INVOICE_URL || !INVOICE_URL.test(e.billing_invoice_url))) return false;
   if ('limits' in e) {
     if (!isRecord(e.limits)) return false;
     for (const field in e.limits) if (!LIMIT_FIELDS.has(field) || !isLimitValue(e.limits[field])) return false;

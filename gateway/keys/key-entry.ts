@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { LimitsSchema } from '../config/gateway-config';
-import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_NOTE } from './record-bounds';
+import { PAUSE_REASONS, PauseReasonSchema } from './pause-reasons';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_INVOICE_URL, MAX_NOTE } from './record-bounds';
 
 export { MAX_NOTE } from './record-bounds';
 
 /** A SHA-256 as 64 hex characters (either case; stored lower-case). */
 export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** An open invoice's link: https, nothing that could leave an HTML attribute. */
+export const INVOICE_URL = /^https:\/\/[^\s"'<>\\`]+$/;
 /** A key id: what CONTRACT part 3 allows. */
 export const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -32,7 +35,10 @@ export const KeyEntryFields = z.object({
     .max(MAX_ADDRESSES, `must list at most ${MAX_ADDRESSES} addresses or ranges`)
     .optional(),
   status: z.enum(['active', 'paused', 'revoked']),
-  pause_reason: z.enum(['unpaid_renewal', 'payment_dispute']).optional(),
+  /** Why a paused key is paused (pause-reasons.ts): a set, sorted when stored; the key is paused iff it holds one. */
+  pause_reasons: z.array(PauseReasonSchema).max(PAUSE_REASONS.length, 'must name each reason at most once').optional(),
+  /** The first release's one reason; read as a set of one (pauseReasonsOf). */
+  pause_reason: PauseReasonSchema.optional(),
   limits: LimitsSchema.partial().strict().optional(),
   /** From this instant on the key is refused with 401 (RFC 3339 with an offset or Z). */
   expires_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone, e.g. 2027-01-31T00:00:00Z' }).optional(),
@@ -40,6 +46,15 @@ export const KeyEntryFields = z.object({
   note: z.string().max(MAX_NOTE, `must be at most ${MAX_NOTE} characters`).optional(),
   /** The holder account the key belongs to (gateway/accounts/); absent: an operator's key no holder sees. */
   account: z.string().regex(KEY_ID, 'must be an account id: 1 to 64 characters of A-Z a-z 0-9 . _ -').optional(),
+  /**
+   * The open invoice of an unpaid renewal, which the holder's pages link while the key is paused for
+   * it (written by the billing integration). https only: it is shown as a link.
+   */
+  billing_invoice_url: z
+    .string()
+    .max(MAX_INVOICE_URL, `must be at most ${MAX_INVOICE_URL} characters`)
+    .regex(INVOICE_URL, 'must be an https:// URL')
+    .optional(),
   /**
    * When the Redis store created and last changed the record: `keys export` writes them and `keys
    * import` restores them as written (an exact backup). A hand-written keys file leaves them out.

@@ -4,6 +4,7 @@ import { LimitsSchema, LimitValueSchema } from '../config/gateway-config';
 import { ApiError } from '../errors';
 import { KeyEntryFields, type KeyEntry } from './key-entry';
 import { checkKeyEntry } from './key-entry-check';
+import { PauseReasonSchema } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 /**
@@ -36,7 +37,10 @@ export const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, addr
     account: KeyEntryFields.shape.account.unwrap().nullable().optional(),
   })
   .strict();
-export const PauseSchema = z.object({ reason: z.enum(['unpaid_renewal', 'payment_dispute']) });
+/** A pause names its reason; an operator's pause without one is `operator`. */
+export const PauseSchema = z.object({ reason: PauseReasonSchema.default('operator') }).strict();
+/** A settle names the reason it settles, or none (every reason but `leaked`). */
+export const SettleSchema = z.object({ reason: PauseReasonSchema.optional() }).strict();
 export const RollSchema = z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) });
 
 type LimitName = 'per_minute' | 'per_day' | 'per_month';

@@ -2,6 +2,7 @@ import { toLimits, type GatewayConfig, type Limits } from '../config/gateway-con
 import { addressMatcher } from './address-list';
 import { addressesOf, type KeyEntry } from './key-entry';
 import type { KeyRecord } from './key-record';
+import { pauseReasonsOf, type PauseReason } from './pause-reasons';
 
 /**
  * Parts many records hold alike (the same countries, the same limits), made once and shared: with
@@ -13,8 +14,22 @@ export interface SharedRecordParts {
   readonly limits: Map<string, Limits>;
   /** One string per distinct value of the short repeated fields (address, tier, status). */
   readonly strings: Map<string, string>;
+  /** One frozen list per distinct set of pause reasons. */
+  readonly reasons: Map<string, readonly PauseReason[]>;
 }
-export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map(), strings: new Map() });
+export const sharedRecordParts = (): SharedRecordParts => ({ countries: new Map(), limits: new Map(), strings: new Map(), reasons: new Map() });
+
+/** A record's pause reasons (a set of one for an entry with the single `pause_reason`), shared when `shared` is given. */
+function reasonsOf(entry: KeyEntry, shared: SharedRecordParts | undefined): readonly PauseReason[] | undefined {
+  if (entry.pause_reasons === undefined && entry.pause_reason === undefined) return undefined;
+  const reasons = pauseReasonsOf(entry);
+  if (!reasons.length) return undefined;
+  if (!shared) return Object.freeze(reasons);
+  const key = reasons.join(',');
+  const known = shared.reasons.get(key) ?? Object.freeze(reasons);
+  shared.reasons.set(key, known);
+  return known;
+}
 
 function sharedString<T extends string>(shared: SharedRecordParts, value: T): T {
   const known = shared.strings.get(value);
@@ -43,6 +58,7 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: Sha
     countries = new Set(entry.countries);
     limits = makeLimits();
   }
+  const pauseReasons = reasonsOf(entry, shared);
   return Object.freeze({
     id: entry.id,
     keySha256: entry.key_sha256,
@@ -52,7 +68,7 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: Sha
     addressList: addressesOf(entry),
     status: shared ? sharedString(shared, entry.status) : entry.status,
     ...(entry.expires_at !== undefined ? { expiresAt: Date.parse(entry.expires_at) } : {}),
-    ...(entry.pause_reason ? { pauseReason: entry.pause_reason } : {}),
+    ...(pauseReasons ? { pauseReasons } : {}),
     limits,
   });
 }

@@ -2,9 +2,11 @@
 // matching, demo keys, and key administration (changes, audit outbox, export and import).
 import type { Limits, TierName } from '../config/gateway-config';
 import type { AddressMatcher } from './address-list';
+import type { PauseReason } from './pause-reasons';
+
+export type { PauseReason } from './pause-reasons';
 
 export type KeyStatus = 'active' | 'paused' | 'revoked';
-export type PauseReason = 'unpaid_renewal' | 'payment_dispute';
 
 /** A key record as the gateway uses it: validated, normalised and frozen at load time. */
 export interface KeyRecord {
@@ -20,7 +22,8 @@ export interface KeyRecord {
   /** From this instant (ms) on the key is refused with 401. */
   readonly expiresAt?: number;
   readonly status: KeyStatus;
-  readonly pauseReason?: PauseReason;
+  /** Why a paused key is paused: each reason once, sorted (absent when there is none). */
+  readonly pauseReasons?: readonly PauseReason[];
   /** Effective limits: the tier's defaults with the key's own overrides applied. */
   readonly limits: Limits;
 }

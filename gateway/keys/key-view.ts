@@ -2,6 +2,7 @@ import type { GatewayConfig } from '../config/gateway-config';
 import { ANY_ADDRESS } from './address-list';
 import { addressesOf } from './key-entry';
 import { toKeyRecord } from './key-record-build';
+import { pauseReasonsOf, reasonFields, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -14,7 +15,12 @@ export interface KeyView {
   /** The first release's field, kept for readers of it: present when the list is one plain address. */
   address?: string;
   status: string;
-  pause_reason?: string;
+  /** Why a paused key is paused: each reason once, sorted (absent unless paused). */
+  pause_reasons?: PauseReason[];
+  /** The first of `pause_reasons`, for readers of the first release's single reason. */
+  pause_reason?: PauseReason;
+  /** The open invoice of an unpaid renewal (https), when the billing integration noted one. */
+  billing_invoice_url?: string;
   limits: { per_minute: number; per_day: number; per_month: number };
   limit_overrides?: Partial<{ per_minute: number; per_day: number; per_month: number }>;
   previous_key_valid_until?: string;
@@ -56,7 +62,8 @@ export function keyView(s: StoredKey, config: GatewayConfig): KeyView {
     addresses,
     ...(addresses.length === 1 && !addresses[0]!.includes('/') && addresses[0] !== ANY_ADDRESS ? { address: addresses[0] } : {}),
     status: s.status,
-    ...(s.pause_reason ? { pause_reason: s.pause_reason } : {}),
+    ...(s.status === 'paused' ? reasonFields(pauseReasonsOf(s)) : {}),
+    ...(s.billing_invoice_url !== undefined ? { billing_invoice_url: s.billing_invoice_url } : {}),
     limits: { per_minute: record.limits.perMinute, per_day: record.limits.perDay, per_month: record.limits.perMonth },
     ...(s.limits && Object.keys(s.limits).length ? { limit_overrides: s.limits } : {}),
     ...(until !== undefined ? { previous_key_valid_until: until } : {}),

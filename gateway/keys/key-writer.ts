@@ -21,11 +21,17 @@ export interface Change {
   readonly before?: StoredKey;
   readonly after?: StoredKey;
   readonly changes: Record<string, FieldChange>;
+  /** The change asked for was already so: nothing was written, audited or announced (`after` is `before`). */
+  readonly unchanged?: true;
 }
 
 /** How the key admin writes records: each change committed with its audit entry, then announced. */
 export interface KeyWriter {
-  /** Read, change, compare-and-set (retried when another writer got there first). */
+  /**
+   * Read, change, compare-and-set (retried when another writer got there first). `change` returns
+   * the record it was given (the same object) to say there is nothing to do: then nothing is
+   * written, audited or announced, and the answer is `unchanged`.
+   */
   update(id: string, action: AuditAction, change: (s: StoredKey) => StoredKey): Promise<Change & { before: StoredKey; after: StoredKey }>;
   /** Writes a whole record (new, or replacing one when `allowReplace`); the hash may not be another key's. */
   insert(entry: KeyEntry, allowReplace: boolean): Promise<Change & { after: StoredKey }>;
@@ -57,6 +63,15 @@ function recordOf(entry: KeyEntry, existing: StoredKey | undefined): StoredKey {
     created_at: created ?? existing?.created_at ?? now,
     updated_at: updated ?? now,
   };
+}
+
+/** An update's plan: what `change` makes of the record, or `unchanged` when it returns the record itself. */
+function planUpdate(id: string, before: StoredKey | undefined, change: (s: StoredKey) => StoredKey): Change {
+  if (!before) throw unknownId(id);
+  const changed = change(before);
+  if (changed === before) return { before, after: before, changes: {}, unchanged: true };
+  const after = { ...changed, updated_at: nowIso() };
+  return { before, after, changes: diffRecords(before, after) };
 }
 
 /**
@@ -93,6 +108,7 @@ export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof cr
       const envelope = readEnvelope(await redis.get(redisKeys.record(id)));
       if (attempt && envelope.op === op) return (ours = true), attempt;
       const next = plan(envelope);
+      if (next.unchanged) return next;
       attempt = next;
       const visible = Object.keys(next.changes).length > 0 || action === 'roll';
       const entry: PendingAuditEntry = { op, actor: actor.name, channel: actor.channel, action, key_id: id, changes: next.changes };
@@ -116,11 +132,8 @@ export function createKeyWriter(redis: RedisClient, writes: ReturnType<typeof cr
 
   return {
     async update(id, action, change) {
-      const done = await write(id, action, ({ stored: before }) => {
-        if (!before) throw unknownId(id);
-        const after = { ...change(before), updated_at: nowIso() };
-        return { before, after, changes: diffRecords(before, after) };
-      });
+      const done = await write(id, action, ({ stored }) => planUpdate(id, stored, change));
+      if (done.unchanged) return done as Change & { before: StoredKey; after: StoredKey };
       await afterCommit(id, [...liveHashes(done.before!, 0), ...liveHashes(done.after!, 0)]);
       return done as Change & { before: StoredKey; after: StoredKey };
     },

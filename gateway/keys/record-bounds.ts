@@ -13,3 +13,5 @@ export const MAX_COUNTRIES = ISO_COUNTRY_CODES.size;
 export const MAX_ADDRESSES = 16;
 /** The longest `note` a record may carry. */
 export const MAX_NOTE = 500;
+/** The longest open-invoice link (`billing_invoice_url`) a record may carry. */
+export const MAX_INVOICE_URL = 2048;

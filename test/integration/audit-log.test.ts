@@ -87,8 +87,8 @@ describe('each change through the admin API is one entry, attributed to the toke
       status: { before: null, after: 'active' }, tier: { before: null, after: 'standard' },
     });
     expect(change).toEqual({ countries: { before: ['GB'], after: ['GB', 'FR'] }, limits: { before: null, after: { per_day: 500 } } });
-    expect(pause).toEqual({ status: { before: 'active', after: 'paused' }, pause_reason: { before: null, after: 'payment_dispute' } });
-    expect(settle).toEqual({ status: { before: 'paused', after: 'active' }, pause_reason: { before: 'payment_dispute', after: null } });
+    expect(pause).toEqual({ status: { before: 'active', after: 'paused' }, pause_reasons: { before: null, after: ['payment_dispute'] } });
+    expect(settle).toEqual({ status: { before: 'paused', after: 'active' }, pause_reasons: { before: ['payment_dispute'], after: null } });
     expect(Object.keys(roll!)).toEqual(['previous_key_valid_until']);
     expect(roll!.previous_key_valid_until!.before).toBeNull();
     expect(Date.parse(roll!.previous_key_valid_until!.after as string)).toBeGreaterThan(Date.now() + 3500_000);

@@ -211,8 +211,8 @@ describe('key events', () => {
     const data = Object.fromEntries(events.map((d) => [d.event.type, d.event.data]));
     expect(data['key.created']).toMatchObject({ key_id: 'wh-events', tier: 'standard', countries: ['GB'], status: 'active', limits: expect.any(Object) });
     expect(data['key.changed']).toEqual({ key_id: 'wh-events', countries: ['GB', 'FR'], per_day: 5000 });
-    expect(data['key.paused']).toEqual({ key_id: 'wh-events', status: 'paused', pause_reason: 'payment_dispute' });
-    expect(data['key.settled']).toEqual({ key_id: 'wh-events', status: 'active' });
+    expect(data['key.paused']).toEqual({ key_id: 'wh-events', status: 'paused', pause_reasons: ['payment_dispute'], pause_reason: 'payment_dispute', added: ['payment_dispute'] });
+    expect(data['key.settled']).toEqual({ key_id: 'wh-events', status: 'active', pause_reasons: [], settled: ['payment_dispute'] });
     expect(data['key.rolled']).toEqual({ key_id: 'wh-events', previous_key_valid_until: expect.any(String) });
     expect(data['key.revoked']).toEqual({ key_id: 'wh-events', status: 'revoked' });
     expect(data['key.deleted']).toEqual({ key_id: 'wh-events' });

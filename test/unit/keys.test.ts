@@ -109,13 +109,14 @@ describe('keys file: the fast structural check agrees with the schema', () => {
 
   /** Any value a YAML file could hold in a field: right ones, near misses and wrong types. */
   const anyValue = fc.oneof(
-    fc.constantFrom('standard', 'advanced', 'active', 'paused', 'revoked', 'unpaid_renewal', 'payment_dispute', 'k-1', sha, sha.toUpperCase(), `${sha}0`, 'GB', '', ' active', '2026-12-01T00:00:00Z'),
+    fc.constantFrom('standard', 'advanced', 'active', 'paused', 'revoked', 'unpaid_renewal', 'payment_dispute', 'leaked', 'operator', 'k-1', 'https://invoice.example/i/1', 'http://invoice.example/i/1', 'https://a b', sha, sha.toUpperCase(), `${sha}0`, 'GB', '', ' active', '2026-12-01T00:00:00Z'),
     fc.string({ maxLength: 70 }),
     fc.integer(),
     fc.double(),
     fc.boolean(),
     fc.constant(null),
     fc.array(fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)), { maxLength: 3 }),
+    fc.array(fc.constantFrom('unpaid_renewal', 'payment_dispute', 'leaked', 'operator', 'bankrupt'), { maxLength: 5 }),
     fc.dictionary(fc.constantFrom('per_minute', 'per_day', 'per_month', 'per_hour'), fc.oneof(fc.integer({ min: -2, max: 1e9 }), fc.double(), fc.string({ maxLength: 3 })), { maxKeys: 3 }),
   );
   const field = fc.constantFrom(...Object.keys(KeyEntrySchema.shape), 'extra', '__proto__');
