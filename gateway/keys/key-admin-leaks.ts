@@ -38,7 +38,8 @@ export function withoutLeak(s: StoredKey): StoredKey {
  * Leak reports for the key admin: a reported hash that is a live value of a record (current, or
  * previous within its grace) marks it, in the writer's one audited compare-and-set; an ended value
  * keeps its pointer, so the same report again is still recognised and changes nothing more (no
- * audit entry, no event). The actor is the reporting channel's (`runAs`).
+ * audit entry, no event). What a leak does is `leaks.on_leak` of the gateway config as it is now
+ * (hot-reloaded). The actor is the reporting channel's (`runAs`).
  */
 export function keyAdminLeaks(ctx: KeyAdminContext): Pick<KeyAdmin, 'markLeaked'> {
   return {
@@ -49,12 +50,13 @@ export function keyAdminLeaks(ctx: KeyAdminContext): Pick<KeyAdmin, 'markLeaked'
       if (!stored || !liveHashes(stored, Date.now()).includes(hash)) return false;
       if (stored.leaked_key_sha256?.includes(hash)) return true;
       let issued = true;
+      const action = ctx.config().onLeak ?? 'end_value';
       const now = new Date().toISOString();
       let done;
       try {
         done = await ctx.writer.update(id, 'leak', (s) => {
           issued = liveHashes(s, Date.now()).includes(hash);
-          return issued ? leakedRecord(s, hash, report.url, report.action, now) : s;
+          return issued ? leakedRecord(s, hash, report.url, action, now) : s;
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) return false; // deleted meanwhile
@@ -63,7 +65,7 @@ export function keyAdminLeaks(ctx: KeyAdminContext): Pick<KeyAdmin, 'markLeaked'
       const { after, changes } = done;
       if (!issued) return false;
       if (Object.keys(changes).length) {
-        await ctx.emit('key.leaked', { key_id: id, account_id: after.account ?? null, url: report.url ?? null, action: report.action });
+        await ctx.emit('key.leaked', { key_id: id, account_id: after.account ?? null, url: report.url ?? null, action });
       }
       return true;
     },

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis/connect';
-import type { GatewayConfig, LeakAction } from '../config/gateway-config';
+import type { GatewayConfig } from '../config/gateway-config';
 import type { AuditPage, AuditQuery } from '../audit/audit-log';
 import type { CounterReadout } from '../limits/counters';
 import type { Actor } from '../audit/actor';
@@ -96,10 +96,10 @@ export interface KeyAdmin {
   roll(id: string, graceSeconds: unknown): Promise<{ id: string; key: string }>;
   /**
    * A value reported leaked (by its SHA-256): true when it is a live value of a key (current, or
-   * previous within its grace), which is then marked and handled as `report.action` says (once:
+   * previous within its grace), which is then marked and handled as `leaks.on_leak` says (once:
    * a value already reported changes nothing more); false when it is no value of this store.
    */
-  markLeaked(keySha256: string, report: { url?: string; action: LeakAction }): Promise<boolean>;
+  markLeaked(keySha256: string, report: { url?: string }): Promise<boolean>;
   /** Removes a revoked record for good, which frees its id (CONTRACT part 7); any other state is 400. */
   delete(id: string): Promise<void>;
   /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */

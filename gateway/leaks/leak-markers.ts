@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { runAs, type Actor } from '../audit/actor';
-import type { LeakAction } from '../config/gateway-config';
 import type { KeyAdmin } from '../keys/key-admin';
 import type { KeyStore } from '../keys/key-record';
 import type { LeakMarker } from './leak-feedback';
@@ -8,9 +7,9 @@ import type { LeakMarker } from './leak-feedback';
 /** Who the audit log names for a reported leak. */
 export const GITHUB_REPORTER: Actor = { name: 'leaks:github', channel: 'leaks' };
 
-/** With the Redis key store: the key admin marks the key and applies `leaks.on_leak` (read at each report: hot-reloaded). */
-export function keyAdminMarker(admin: KeyAdmin, onLeak: () => LeakAction): LeakMarker {
-  return (hash, report) => runAs(GITHUB_REPORTER, () => admin.markLeaked(hash, { ...report, action: onLeak() }));
+/** With the Redis key store: the key admin marks the key and applies `leaks.on_leak` (hot-reloaded with the gateway config). */
+export function keyAdminMarker(admin: KeyAdmin): LeakMarker {
+  return (hash, report) => runAs(GITHUB_REPORTER, () => admin.markLeaked(hash, report));
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { AuditEntry, FieldChange } from '../audit/audit-entry';
+import type { LeakMark } from '../console/pages/leak-notice';
 import type { KeyView } from '../keys/key-admin';
 
 /**
@@ -15,6 +16,8 @@ export interface HolderKey {
   readonly expiresAt?: string;
   readonly limits: { per_minute: number; per_day: number; per_month: number };
   readonly previousValidUntil?: string;
+  /** A leak reported by a public code host, until a roll clears it. */
+  readonly leak?: LeakMark;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -30,6 +33,7 @@ export function holderKey(k: KeyView): HolderKey {
     ...(k.expires_at ? { expiresAt: k.expires_at } : {}),
     limits: { per_minute: k.limits.per_minute, per_day: k.limits.per_day, per_month: k.limits.per_month },
     ...(k.previous_key_valid_until ? { previousValidUntil: k.previous_key_valid_until } : {}),
+    ...(k.leaked_at ? { leak: { leakedAt: k.leaked_at, ...(k.leak_url ? { url: k.leak_url } : {}), ...(k.value_ended_at ? { valueEndedAt: k.value_ended_at } : {}) } } : {}),
     createdAt: k.created_at,
     updatedAt: k.updated_at,
   };
