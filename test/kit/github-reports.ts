@@ -33,13 +33,16 @@ export interface KeyListServer {
   signers: Signer[];
   failing: boolean;
   fetches: number;
+  /** When it was last asked (ms), 0 before. */
+  lastFetchAt: number;
   close(): Promise<void>;
 }
 
 export async function startKeyListServer(signers: Signer[]): Promise<KeyListServer> {
-  const state = { signers, failing: false, fetches: 0 };
+  const state = { signers, failing: false, fetches: 0, lastFetchAt: 0 };
   const server = http.createServer((_req, res) => {
     state.fetches++;
+    state.lastFetchAt = Date.now();
     if (state.failing) return void res.writeHead(500).end('down');
     res.writeHead(200, { 'content-type': 'application/json' }).end(keyListJson(state.signers));
   });
@@ -52,14 +55,14 @@ export async function startKeyListServer(signers: Signer[]): Promise<KeyListServ
 }
 
 /** One reported match, as GitHub sends it. */
-export const match = (token: string, url = 'https://github.com/acme/app/blob/main/.env'): Record<string, string> => ({ token, type: 'listings_gateway_api_key', url, source: 'content' });
+export const match = (token: string, url = 'https://github.com/acme/app/blob/main/.env'): { token: string; type: string; url: string; source: string } => ({ token, type: 'listings_gateway_api_key', url, source: 'content' });
 
 export const signatureOf = (body: Buffer, signer: Signer): string => sign('sha256', body, { key: signer.privateKey, dsaEncoding: 'der' }).toString('base64');
 
 /** Posts `body` (a value: sent as JSON; a Buffer: as is) signed by `signer` (or with `headers` given as they are). */
 export function postReport(hooksUrl: string, body: unknown, signer?: Signer, headers: Record<string, string> = {}): Promise<Answer> {
   const raw = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
-  const signed = signer ? { 'github-public-key-identifier': signer.identifier, 'github-public-key-signature': signatureOf(raw, signer) } : {};
+  const signed: Record<string, string> = signer ? { 'github-public-key-identifier': signer.identifier, 'github-public-key-signature': signatureOf(raw, signer) } : {};
   return sendRaw(hooksUrl, raw, { ...signed, ...headers });
 }
 

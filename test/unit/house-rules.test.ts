@@ -39,7 +39,7 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
     name: 'the public request path',
     members: ['pipeline.ts', 'router.ts', 'observe.ts', 'access-log.ts', 'app.ts', 'policies/', 'routes/', 'reference/', 'compression/', 'tracing/'],
   },
-  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/'] },
+  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/', 'leaks/'] },
   { name: 'start-up', members: ['startup/'] },
   { name: 'entry', members: ['main.ts'] },
 ];
@@ -60,6 +60,7 @@ const FOLDER_ENTRIES: Record<string, string> = {
   'cursor': 'cursor-codec.ts',
   'http': 'express-app.ts',
   'keys': 'key-record.ts',
+  'leaks': 'secret-scanning.ts',
   'limits': 'counters.ts',
   'operators': 'operator-tokens.ts',
   'ops': 'ops-app.ts',
