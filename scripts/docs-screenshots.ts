@@ -1,5 +1,5 @@
 /**
- * Writes the README's pictures of the operator console (docs/console-keys.png, console-key.png,
+ * Writes the docs' pictures of the operator console (docs/console-keys.png, console-key.png,
  * console-audit.png): `npm run docs:screenshots` after a change to the console's pages. A
  * redis-server on a free loopback port, a data service and a gateway with its admin listener (from
  * dist/, built by the npm script), a few keys in several states used a little, then Debian's

@@ -13,8 +13,8 @@ import { connectRedis, whenReady } from '../gateway/redis/connect';
 import { createRedisHolderStores } from '../gateway/requests/holder-stores';
 
 /**
- * `npm run docs:portal-screenshots`: the key holders' portal's pages as pictures in docs/ (for the
- * README), from a real Redis, data service and gateway on free loopback ports, in Chromium
+ * `npm run docs:portal-screenshots`: the key holders' portal's pages as pictures in docs/ (for
+ * README.md and docs/portal.md), from a real Redis, data service and gateway on free loopback ports, in Chromium
  * (/usr/bin/chromium). Not part of `npm test`: pictures change only when this is run.
  */
 const ROOT = path.resolve(__dirname, '..', '..');

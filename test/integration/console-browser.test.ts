@@ -8,7 +8,7 @@
  * show a burst; a viewer sees no action and its forged posts are refused; an operator sees only its
  * actions; sign-out ends the session. No script error, no CSP violation, no request off loopback,
  * and axe-core finds no serious or critical violation on any page. This suite writes no file: the
- * README's pictures in docs/ are written by `npm run docs:screenshots` (scripts/docs-screenshots.ts).
+ * pictures in docs/ (README.md, docs/operating.md) are written by `npm run docs:screenshots` (scripts/docs-screenshots.ts).
  *
  * There is no skip: without Chromium this suite fails (`apt-get install chromium`).
  */
@@ -234,7 +234,7 @@ describe('an admin in the console', () => {
     }
     expect(accepted).toBe(used);
     await expect(page.locator('#usage-history tbody tr').count()).resolves.toBe(14);
-    // A few more keys, in other states, for the picture in the README.
+    // A few more keys, in other states, for the picture in the docs.
     for (const [id, tier, countries, perDay] of [['acme-uk', 'advanced', ['GB'], 40], ['bistro-fr', 'standard', ['FR', 'BE'], 30], ['charter-de', 'standard', ['DE'], 100]] as const) {
       const { key } = await adminApi('POST', '/admin/keys', { id, tier, countries, address: '127.0.0.1', per_day: perDay });
       for (let i = 0; i < perDay / 3; i++) await getWithKey(gateways[0]!.url, '/v1/ping', key);

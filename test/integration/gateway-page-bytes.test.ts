@@ -1,5 +1,5 @@
 /**
- * The "public-array" page format (README, "Listing store contract"): the gateway asks for it, and a
+ * The "public-array" page format (docs/operating.md, "Listing store contract"): the gateway asks for it, and a
  * store that answers in it has its page passed to the caller as the bytes it sent when they are
  * provably clean; a page carrying a withdrawn listing or a private field is still cleaned, a
  * malformed one or a bad `X-Next-After` still refused with an opaque 500, and a store that ignores

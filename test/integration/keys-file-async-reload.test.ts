@@ -120,7 +120,7 @@ it('answers /v1/ping all through a 100,000-key reload (none waits for the read),
   console.log(`keys-file reload of ${KEYS} keys: ${JSON.stringify(figures)}`);
   // No request waits for the read: answers keep coming while it runs, none held for most of it
   // (before: every request waited for the whole read). The p99 beside the baseline is reported above:
-  // it is not held to 2x here, which a loaded 2-core machine does not give reliably (see the README).
+  // it is not held to 2x here, which a loaded 2-core machine does not give reliably (see docs/operating.md, "Reloads and signals").
   expect(during.length).toBeGreaterThan(50);
   expect(Math.max(...during)).toBeLessThan(reloadMs / 4);
   // Swapped in when done.

@@ -32,7 +32,7 @@ const stacks: Stack[] = [];
 beforeAll(async () => {
   [auth, tls] = await Promise.all([
     startPasswordRedis(PASSWORD, [
-      // The permissions the README names for the gateway's user, exactly.
+      // The permissions docs/operating.md names for the gateway's user, exactly.
       ['gw', 'on', `>${USER_PASSWORD}`, '~lgw:*', '&lgw:*', '+@read', '+@write', '+@scripting', '+@pubsub', '+@connection', '+info'],
       // Everything but running scripts: the counters cannot work.
       ['noscript', 'on', `>${USER_PASSWORD}`, '~*', '&*', '+@all', '-@scripting'],

@@ -39,7 +39,7 @@ const ask = (path: string) => {
   return send(gateway.url, path, { headers: { 'x-api-key': ADV.value, 'x-request-id': id } }).then((a) => ({ a, id, upstream: stub.byRequestId(id) }));
 };
 
-/** What the insights service must do with the two headers (README "Insights"): verify, then read. */
+/** What the insights service must do with the two headers (docs/operating.md, "Several listing stores, insights"): verify, then read. */
 function verify(identity: string, signature: string): Record<string, unknown> | undefined {
   const expected = `v1=${createHmac('sha256', Buffer.from(SECRET, 'base64url')).update(identity).digest('base64url')}`;
   if (signature.length !== expected.length || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) return undefined;
