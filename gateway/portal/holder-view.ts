@@ -12,7 +12,10 @@ export interface HolderKey {
   readonly countries: readonly string[];
   readonly addresses: readonly string[];
   readonly status: string;
-  readonly pauseReason?: string;
+  /** Why a paused key is paused: each reason once, sorted (absent unless paused). */
+  readonly pauseReasons?: readonly string[];
+  /** The open invoice of an unpaid renewal (https), linked while the key is paused for it. */
+  readonly invoiceUrl?: string;
   readonly expiresAt?: string;
   readonly limits: { per_minute: number; per_day: number; per_month: number };
   readonly previousValidUntil?: string;
@@ -29,7 +32,8 @@ export function holderKey(k: KeyView): HolderKey {
     countries: [...k.countries],
     addresses: [...k.addresses],
     status: k.status,
-    ...(k.pause_reason ? { pauseReason: k.pause_reason } : {}),
+    ...(k.pause_reasons?.length ? { pauseReasons: [...k.pause_reasons] } : {}),
+    ...(k.billing_invoice_url && k.pause_reasons?.includes('unpaid_renewal') ? { invoiceUrl: k.billing_invoice_url } : {}),
     ...(k.expires_at ? { expiresAt: k.expires_at } : {}),
     limits: { per_minute: k.limits.per_minute, per_day: k.limits.per_day, per_month: k.limits.per_month },
     ...(k.previous_key_valid_until ? { previousValidUntil: k.previous_key_valid_until } : {}),
@@ -48,6 +52,14 @@ export const PAUSE_EXPLANATIONS: Record<string, { why: string; settles: string }
   payment_dispute: {
     why: 'a payment is disputed',
     settles: 'Resolving the dispute with billing settles it: the key then works again, unchanged.',
+  },
+  leaked: {
+    why: 'the key\'s value was found in public (it leaked)',
+    settles: 'Rolling the key settles it: a new value replaces the leaked one, which never works again. Nothing else resumes it.',
+  },
+  operator: {
+    why: 'your provider paused it',
+    settles: 'Your provider resumes it: contact them.',
   },
 };
 

@@ -9,9 +9,10 @@ import { UsageError } from './command';
  * Edits a YAML keys file in place, safely: the file is parsed with the `yaml` package (which keeps
  * comments and layout), changed, written to a temporary file beside it, validated there exactly as
  * the gateway loads it, and only then renamed over the original (atomic on one file system). A
- * failed edit, or one that would make the file invalid, leaves the original untouched.
+ * failed edit, or one that would make the file invalid, leaves the original untouched. When
+ * `unchanged` says so after `change` ran (nothing to do), nothing is written at all.
  */
-export function editKeysFile(file: string, change: (doc: Document.Parsed, keys: YAMLMap[]) => void): void {
+export function editKeysFile(file: string, change: (doc: Document.Parsed, keys: YAMLMap[]) => void, unchanged?: () => boolean): void {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -24,6 +25,7 @@ export function editKeysFile(file: string, change: (doc: Document.Parsed, keys: 
   if (!isSeq(seq)) throw new ConfigError(`${file}: field "keys": must be a list of key records`);
   const keys = seq.items.filter(isMap) as YAMLMap[];
   change(doc, keys);
+  if (unchanged?.()) return;
   // Beside the file (same file system, so the rename is atomic), and not a name the gateway watches.
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
   try {

@@ -108,7 +108,7 @@ describe('editing the keys file of a running gateway', () => {
       [['add', '--file', keysFile, '--id', 'existing', '--tier', 'standard', '--countries', 'GB', '--addresses', '127.0.0.1'], /a key with id "existing" already exists/],
       [['add', '--file', keysFile, '--id', 'x', '--tier', 'standard', '--countries', 'GB'], /add needs --addresses/],
       [['pause', 'nobody', '--file', keysFile, '--reason', 'unpaid_renewal'], /no key with id "nobody"/],
-      [['pause', 'existing', '--file', keysFile, '--reason', 'bored'], /--reason unpaid_renewal or payment_dispute/],
+      [['pause', 'existing', '--file', keysFile, '--reason', 'bored'], /--reason must be one of leaked, operator, payment_dispute, unpaid_renewal, got "bored"/],
       [['delete', 'existing', '--file', keysFile], /only a revoked key can be deleted/],
       [['add', '--id', 'x', '--tier', 'standard', '--countries', 'GB', '--addresses', '127.0.0.1', '--file', path.join(makeTempDir(), 'none.yaml')], /cannot read the keys file/],
     ];

@@ -201,7 +201,7 @@ test('a paused key says why and what settles it', async () => {
   await operator.admin.pause('acme-4', 'unpaid_renewal');
   const page = await get('/portal/keys/acme-4');
   expect(page.text).toContain('renewal is unpaid');
-  expect(page.text).toContain('id="pause-settles"');
+  expect(page.text).toContain('<li data-reason="unpaid_renewal">');
 });
 
 test('failed sign-ins: after 10 in a minute from one address, further attempts are refused (429) for the rest of the minute', async () => {

@@ -5,14 +5,14 @@ import { sameOrigin } from '../../gateway/portal/origin-check';
 import type { Request, Response } from 'express';
 
 const view: KeyView = {
-  id: 'k1', tier: 'standard', countries: ['GB'], addresses: ['127.0.0.1'], address: '127.0.0.1', status: 'paused', pause_reason: 'unpaid_renewal',
+  id: 'k1', tier: 'standard', countries: ['GB'], addresses: ['127.0.0.1'], address: '127.0.0.1', status: 'paused', pause_reasons: ['unpaid_renewal'], pause_reason: 'unpaid_renewal',
   limits: { per_minute: 1, per_day: 2, per_month: 3 }, note: 'internal', created_at: 'c', updated_at: 'u', account: 'acme',
 } as KeyView;
 
 test('a holder\'s view of a key carries no note (nor any field it does not list)', () => {
   const k = holderKey(view);
   expect(JSON.stringify(k)).not.toContain('internal');
-  expect(Object.keys(k).sort()).toEqual(['addresses', 'countries', 'createdAt', 'id', 'limits', 'pauseReason', 'status', 'tier', 'updatedAt']);
+  expect(Object.keys(k).sort()).toEqual(['addresses', 'countries', 'createdAt', 'id', 'limits', 'pauseReasons', 'status', 'tier', 'updatedAt']);
 });
 
 test('a holder\'s history: notes dropped, operators named only as the provider, the holder as "you"', () => {

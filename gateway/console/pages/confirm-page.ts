@@ -15,8 +15,8 @@ export function confirmPage(ctx: PageContext, key: KeyView, action: ConfirmActio
 </form>`;
   if (action === 'pause') {
     return layout(`Pause ${key.id}?`, ctx, html`
-<p class="notice warning">Every request with this key will be refused with 403 <code>key_paused</code> until it is settled.</p>
-${form(html`<label for="reason">Reason <select id="reason" name="reason"><option value="unpaid_renewal">unpaid_renewal</option><option value="payment_dispute">payment_dispute</option></select></label>`, 'Pause the key')}`);
+<p class="notice warning">Every request with this key will be refused with 403 <code>key_paused</code> until each of its pause reasons is settled${key.status === 'paused' ? html` (it is paused now for: ${(key.pause_reasons ?? []).join(', ')})` : ''}.</p>
+${form(html`<label for="reason">Reason <select id="reason" name="reason">${['unpaid_renewal', 'payment_dispute', 'operator', 'leaked'].map((r) => html`<option value="${r}">${r}</option>`)}</select></label>`, 'Pause the key')}`);
   }
   if (action === 'roll') {
     return layout(`Roll ${key.id}?`, ctx, html`

@@ -5,13 +5,14 @@ import { allows, type Role } from '../../operators/roles';
 import { html, type SafeHtml } from '../html';
 import { auditTable } from './audit-table';
 import { leakNotice } from './leak-notice';
+import { pauseReasonList, settleForms } from './pause-reasons';
 import { csrfField, layout, type PageContext } from './layout';
 import { usageBar } from './usage-bar';
 
 /** What a finished action says above the record (post-redirect-get: `?done=`). */
 export const DONE_MESSAGES: Record<string, string> = {
   paused: 'The key is paused: every gateway refuses it with 403 key_paused within a second.',
-  settled: 'The key is active again.',
+  settled: 'Settled: the key is active again once no pause reason is left.',
   changed: 'The record is changed.',
   revoked: 'The key is revoked: it no longer authenticates anywhere.',
 };
@@ -37,8 +38,8 @@ function actions(ctx: PageContext, d: KeyPageData): SafeHtml {
   if (!manage && !issue) return html`<p class="muted">Your role (${d.role}) reads only.</p>`;
   const live = k.status !== 'revoked';
   return html`<div class="actions">
-  ${manage && k.status === 'active' ? html`<a class="button secondary" href="${path(k.id, '/confirm/pause')}">Pause…</a>` : ''}
-  ${manage && k.status === 'paused' ? html`<form method="post" action="${path(k.id, '/settle')}">${csrfField(ctx)}<button type="submit">Settle (resume)</button></form>` : ''}
+  ${manage && live ? html`<a class="button secondary" href="${path(k.id, '/confirm/pause')}">${k.status === 'paused' ? 'Add a pause reason…' : 'Pause…'}</a>` : ''}
+  ${manage && k.status === 'paused' ? settleForms(ctx, k, path(k.id, '/settle')) : ''}
   ${issue && live ? html`<a class="button secondary" href="${path(k.id, '/confirm/roll')}">Roll the value…</a>` : ''}
   ${issue && live ? html`<a class="button danger" href="${path(k.id, '/confirm/revoke')}">Revoke…</a>` : ''}
 </div>
@@ -91,7 +92,7 @@ export function keyPage(ctx: PageContext, d: KeyPageData): string {
 ${done ? html`<p class="notice" role="status">${done}</p>` : ''}
 ${k.leaked_at ? leakNotice({ leakedAt: k.leaked_at, ...(k.leak_url ? { url: k.leak_url } : {}), ...(k.value_ended_at ? { valueEndedAt: k.value_ended_at } : {}) }, leakRoll(d)) : ''}
 <dl class="record">
-  <dt>State</dt><dd><span class="state-${k.status}" id="key-state">${k.status}</span>${k.pause_reason ? html` (${k.pause_reason})` : ''}</dd>
+  <dt>State</dt><dd><span class="state-${k.status}" id="key-state">${k.status}</span>${pauseReasonList(k)}</dd>
   <dt>Tier</dt><dd>${k.tier}</dd>
   <dt>Countries</dt><dd>${k.countries.join(', ')}</dd>
   <dt>Address</dt><dd>${k.addresses.join(', ')}</dd>

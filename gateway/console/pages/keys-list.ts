@@ -57,7 +57,7 @@ ${rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
   <td>${key.tier}</td>
   <td>${key.countries.join(', ')}</td>
   <td>${key.addresses.join(', ')}</td>
-  <td><span class="state-${key.status}">${key.status}</span>${key.pause_reason ? html` <span class="muted">(${key.pause_reason})</span>` : ''}</td>
+  <td><span class="state-${key.status}">${key.status}</span>${key.status === 'paused' && key.pause_reasons?.length ? html` <span class="muted">(${key.pause_reasons.join(', ')})</span>` : ''}</td>
   <td>${usageBar(usage, 'day', key.id)}</td>
   <td>${usageBar(usage, 'month', key.id)}</td>
 </tr>`)}

@@ -76,7 +76,7 @@ export function addKeyRoutes(router: Router, store: ConsoleStore): void {
     back(res, req.params.id as string, 'paused');
   });
   router.post('/keys/:id/settle', need('manage'), async (req, res) => {
-    await admin().settle(req.params.id as string);
+    await admin().settle(req.params.id as string, field(req, 'reason') || undefined);
     back(res, req.params.id as string, 'settled');
   });
   router.post('/keys/:id/set', need('manage'), async (req, res) => {

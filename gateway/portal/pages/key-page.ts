@@ -33,10 +33,19 @@ export interface KeyPageData {
   problem?: FormProblem;
 }
 
+/** One reason a key is paused: why, what settles it, and for an unpaid renewal the open invoice when there is one. */
+function reasonItem(k: HolderKey, reason: string): SafeHtml {
+  const e = Object.hasOwn(PAUSE_EXPLANATIONS, reason) ? PAUSE_EXPLANATIONS[reason]! : { why: reason, settles: '' };
+  const invoice = reason === 'unpaid_renewal' && k.invoiceUrl ? html` <a id="invoice-link" href="${k.invoiceUrl}" rel="noopener noreferrer" target="_blank">Pay the open invoice</a>` : '';
+  return html`<li data-reason="${reason}">${e.why[0]!.toUpperCase()}${e.why.slice(1)}. <span class="pause-settles">${e.settles}</span>${invoice}</li>`;
+}
+
+/** The key's state; a paused key lists each reason and what settles it (it works again once none is left). */
 function state(k: HolderKey): SafeHtml {
   if (k.status !== 'paused') return html`<span class="state-${k.status}" id="key-state">${k.status}</span>`;
-  const e = k.pauseReason ? PAUSE_EXPLANATIONS[k.pauseReason] : undefined;
-  return html`<span class="state-paused" id="key-state">paused</span>${e ? html`: ${e.why}. <span id="pause-settles">${e.settles}</span>` : ''}`;
+  const reasons = k.pauseReasons ?? [];
+  const lead = reasons.length > 1 ? html`<p class="muted">It works again once every reason below is settled.</p>` : '';
+  return html`<span class="state-paused" id="key-state">paused</span>${reasons.length ? html`${lead}<ul id="pause-reasons">${reasons.map((r) => reasonItem(k, r))}</ul>` : ''}`;
 }
 
 function history(d: KeyPageData): SafeHtml {

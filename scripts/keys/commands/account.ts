@@ -3,7 +3,7 @@ import { holderStores, repeatedOption } from '../holders';
 
 /** As gateway/accounts/account-page.ts (not imported: help loads nothing of the gateway). */
 const ACCOUNT_PAGE = { default: 100, min: 1, max: 1000 } as const;
-const SUBCOMMANDS = ['create', 'list', 'show', 'set', 'delete', 'link'] as const;
+const SUBCOMMANDS = ['create', 'list', 'show', 'set', 'delete', 'link', 'pause', 'settle'] as const;
 type Sub = (typeof SUBCOMMANDS)[number];
 
 /** The account id the sub-command needs (list takes none). */
@@ -23,6 +23,7 @@ async function run(ctx: CommandContext): Promise<void> {
   const id = accountId(ctx, sub);
   const { accountView } = await import('../../../gateway/accounts/account');
   if (sub === 'link') return link(ctx, id);
+  if (sub === 'pause' || sub === 'settle') return changeKeys(ctx, sub, id);
   const { accounts } = await holderStores(ctx);
   const name = stringOption(ctx, 'name');
   const emails = repeatedOption(ctx, 'email');
@@ -55,6 +56,14 @@ async function run(ctx: CommandContext): Promise<void> {
   }
 }
 
+/** `account pause|settle ID --reason R`: every key of the account (the key admin's pauseAccount/settleAccount). */
+async function changeKeys(ctx: CommandContext, sub: 'pause' | 'settle', id: string): Promise<void> {
+  const reason = stringOption(ctx, 'reason');
+  if (sub === 'pause' && reason === undefined) throw new UsageError('account pause: --reason is required (unpaid_renewal, payment_dispute, leaked or operator)', 'account');
+  const admin = await ctx.keyAdmin();
+  printJson(ctx, sub === 'pause' ? await admin.pauseAccount(id, reason) : await admin.settleAccount(id, reason));
+}
+
 /** Prints a one-time sign-in link; refused (one line) when PORTAL_PUBLIC_URL is unset. */
 async function link(ctx: CommandContext, id: string): Promise<void> {
   const { portalPublicUrl } = await import('../../../gateway/config/portal-public-url');
@@ -69,13 +78,15 @@ async function link(ctx: CommandContext, id: string): Promise<void> {
 
 export const account: Command = {
   name: 'account',
-  synopsis: 'create ID --name NAME --email ADDR [--email ADDR …] [--billing-customer C] | list | show ID | set ID … | delete ID | link ID [--minutes N]',
-  summary: 'holder accounts: create, list, show, set, delete; link prints a one-time portal sign-in link',
+  synopsis: 'create ID --name NAME --email ADDR [--email ADDR …] [--billing-customer C] | list | show ID | set ID … | delete ID | link ID [--minutes N] | pause ID --reason R | settle ID [--reason R]',
+  summary: 'holder accounts: create, list, show, set, delete; link prints a one-time portal sign-in link; pause, settle every key of one',
   details:
     'An account is a key holder: a name, 1 to 10 email addresses (the identities that may sign in to the portal, compared case-insensitively) and an optional billing customer id. ' +
     'Keys name their account with `keys create|set … --account ID`.\n' +
     '`delete` is refused while a key names the account. `set` replaces the emails when --email is given; --billing-customer "" removes it.\n' +
-    '`link` prints PORTAL_PUBLIC_URL/portal/link/<token>: it signs in once, on any instance, for --minutes (default 15, at most 60); only its hash is stored.',
+    '`link` prints PORTAL_PUBLIC_URL/portal/link/<token>: it signs in once, on any instance, for --minutes (default 15, at most 60); only its hash is stored.\n' +
+    '`pause ID --reason R` adds the pause reason R to every key of the account; `settle ID --reason R` removes it (without --reason: every reason but leaked, which only a roll clears). ' +
+    'Each key changed is one audit entry and one event; the answer lists every key and what changed on it (revoked keys are left alone).',
   options: {
     name: { type: 'string', value: 'NAME', help: 'the holder\'s name (create, set)' },
     email: { type: 'string', multiple: true, value: 'ADDR', help: 'an email address that may sign in; repeat for more, at most 10 (create, set)' },
@@ -83,6 +94,7 @@ export const account: Command = {
     minutes: { type: 'string', value: 'N', help: 'how long the link works, 1..60 minutes (link; default 15)' },
     limit: { type: 'string', value: 'N', help: `accounts per page, ${ACCOUNT_PAGE.min}..${ACCOUNT_PAGE.max} (list; default ${ACCOUNT_PAGE.default})` },
     cursor: { type: 'string', value: 'CURSOR', help: 'next_cursor of the previous page (list)' },
+    reason: { type: 'string', value: 'R', help: 'a pause reason: unpaid_renewal, payment_dispute, leaked or operator (pause; settle, where leaving it out settles all but leaked)' },
   },
   positionals: [1, 2],
   run,

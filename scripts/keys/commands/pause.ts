@@ -3,9 +3,12 @@ import { printJson, stringOption, type Command } from '../command';
 
 export const pause: Command = {
   name: 'pause',
-  synopsis: 'ID --reason unpaid_renewal|payment_dispute [--file FILE]',
-  summary: 'pauses a key (its holder gets 403 key_paused until settled)',
-  options: { ...FILE_OPTION, reason: { type: 'string', value: 'REASON', help: 'unpaid_renewal or payment_dispute' } },
+  synopsis: 'ID [--reason leaked|operator|payment_dispute|unpaid_renewal] [--file FILE]',
+  summary: 'pauses a key for a reason (its holder gets 403 key_paused until every reason is settled)',
+  details:
+    'A key holds a set of pause reasons and is paused while it holds one. Pausing adds --reason (default operator); ' +
+    'a reason the key already has changes nothing (no audit entry, no event). `keys account pause` pauses every key of an account.',
+  options: { ...FILE_OPTION, reason: { type: 'string', value: 'REASON', help: 'unpaid_renewal, payment_dispute, leaked or operator (default: operator)' } },
   positionals: [1, 1],
   run(ctx) {
     const reason = stringOption(ctx, 'reason');
