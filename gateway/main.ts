@@ -11,6 +11,7 @@ import { startOptionalListeners } from './startup/listeners';
 import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
 import { startPortalListener } from './startup/portal-listener';
+import { hookRoutes, hooksListener, leaksOn, stripeBillingConfig } from './startup/hooks-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -29,7 +30,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens, portal } = await loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal, hooks, leaks } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -42,11 +43,12 @@ async function main(): Promise<void> {
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
-  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined);
+  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined || leaksOn(hooks));
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
+  const stripeBilling = stripeBillingConfig(gatewayConfig.stripeBilling);
   const operators = createOperatorRegistry(env.ADMIN_TOKEN, operatorTokens);
-  const reloads = startReloads(env, { keys, serving, operators, selfService, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
+  const reloads = startReloads(env, { keys, serving, operators, selfService, stripeBilling, ...(administration ? { administration } : {}), ...(webhooks ? { webhooks } : {}) }, signals, logger, metrics);
   // Demo keys (values in the README) on a gateway reachable beyond this machine: warned, by id.
   const demoWatch = watchDemoKeys(env.HOST, logger, keys.file ? { file: keys.file.store } : { redis: redis!.client });
 
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
   // Optional listeners: each started when its port is set, drained on shutdown with the others.
   servers.push(...startOptionalListeners([
     adminListener(env, { logger, operators, keys, usageStore, counters, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) }),
+    hooksListener(env, hooks, () => hookRoutes(hooks, { logger, keys, leaks, stripeBilling: stripeBilling.current, ...(administration ? { administration } : {}), ...(holders ? { holders } : {}) }), logger),
   ], logger));
   const portalServer = await startPortalListener(env, portal, { logger, keys, usageStore, counters, policy: selfService.current, ...(holders ? { holders } : {}), ...(administration ? { administration } : {}), ...(redis ? { redis } : {}) });
   if (portalServer) servers.push(portalServer);

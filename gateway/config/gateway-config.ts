@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normaliseCountry } from '../validation/iso-countries';
+import { BillingConfigSchema, toStripeBilling, type StripeBillingConfig } from './billing-config';
 import { PortalConfigSchema, toSelfService, type SelfServicePolicy } from './portal-policy';
 import { readYamlFile } from './yaml-file';
 
@@ -83,6 +84,8 @@ const GatewayConfigSchema = z
       .optional(),
     /** The key holders' portal: `self_service` says what holders may change (portal-policy.ts). */
     portal: PortalConfigSchema.optional(),
+    /** Payments moving keys (`billing.stripe`: billing-config.ts). */
+    billing: BillingConfigSchema.optional(),
     /** Leaked keys reported by a public code host (gateway/leaks/): what a confirmed leak does. */
     leaks: z.object({ on_leak: z.enum(['end_value', 'pause', 'notify']).optional() }).strict().optional(),
   })
@@ -124,6 +127,8 @@ export interface GatewayConfig {
   readonly quotaThresholds?: readonly number[];
   /** What key holders may change in the portal (defaults when the file has no `portal:`). */
   readonly selfService?: SelfServicePolicy;
+  /** What Stripe's events do (defaults when the file has no `billing.stripe`). */
+  readonly stripeBilling?: StripeBillingConfig;
   /** `leaks.on_leak` (absent: `end_value`). */
   readonly onLeak?: LeakAction;
 }
@@ -148,6 +153,7 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     ...(raw.insights ? { insightsUpstream: raw.insights.upstream } : {}),
     quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
     selfService: toSelfService(raw.portal),
+    stripeBilling: toStripeBilling(raw.billing),
     onLeak: raw.leaks?.on_leak ?? 'end_value',
   });
 }

@@ -12,6 +12,7 @@ import { forgetUsage } from '../usage/forget-usage';
 import { redisKeys, type StoredKey } from './redis-layout';
 import type { RedisClient } from '../redis/connect';
 import { readOutboxValue } from '../audit/outbox-value';
+import { runAs } from '../audit/actor';
 
 type Changes = Pick<KeyAdmin, 'create' | 'set' | 'delete' | 'import'>;
 
@@ -75,11 +76,12 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       await emit('key.created', eventFields(view(after)));
       return { id: fields.id, key };
     },
-    async set(id, input, may = { issue: true }) {
+    async set(id, input, may = { issue: true }, origin) {
       const parsed = parseSet(input);
       const { fields, expiresAt, note, account } = parsed;
       await checkAccount(ctx.redis, account);
-      const { after, changes } = await writer.update(id, 'change', (s) => {
+      const update = (change: (s: StoredKey) => StoredKey) => (origin?.actor ? runAs(origin.actor, () => writer.update(id, 'change', change)) : writer.update(id, 'change', change));
+      const { after, changes } = await update((s) => {
         const next = applySet(s, parsed);
         const act = may.issue ? undefined : issuesAccess(s, next, Date.now());
         if (act) throw new ApiError('forbidden', {}, undefined, `${act[0]!.toUpperCase()}${act.slice(1)} needs the role "admin".`);
@@ -89,6 +91,7 @@ export function keyAdminChanges(ctx: KeyAdminContext): Changes {
       if (Object.keys(changes).length) {
         await emit('key.changed', {
           key_id: id, ...fields, ...(expiresAt !== undefined ? { expires_at: expiresAt } : {}), ...(note !== undefined ? { note } : {}), ...(account !== undefined ? { account } : {}),
+          ...origin?.eventFields,
         });
       }
       return view(after);

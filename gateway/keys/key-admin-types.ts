@@ -67,8 +67,9 @@ export interface KeyAdmin {
    * Changes the fields `input` names (`expires_at: null`, `note: null` remove them). A change that
    * ends the key (`expires_at` in the past), revives an expired one, or opens it to every address
    * (`any`) is an issuing act: 403 `forbidden` unless `may.issue` (the admin role; true when not given).
+   * `origin`: see ChangeOrigin (the billing integration's entitlements).
    */
-  set(id: string, input: unknown, may?: { issue: boolean }): Promise<KeyView>;
+  set(id: string, input: unknown, may?: { issue: boolean }, origin?: ChangeOrigin): Promise<KeyView>;
   /**
    * Adds `reason` to the key's pause reasons (`operator` when none is given); one the key already
    * has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin.

@@ -1,7 +1,9 @@
 // gateway/leaks/: leaked keys reported by a public code host (GitHub secret scanning): the signed report
 // checked against the host's published keys, each value looked up by its hash and marked; the host's feedback.
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, errorBody } from '../errors';
+import type { HookAnswer } from '../hooks/hooks-app';
 import type { GithubKeySource } from './github-keys';
 import { feedbackOn, type LeakMarker } from './leak-feedback';
 import { checkReport, IDENTIFIER_HEADER, SIGNATURE_HEADER, type Refusal } from './leak-report';
@@ -9,11 +11,6 @@ import { checkReport, IDENTIFIER_HEADER, SIGNATURE_HEADER, type Refusal } from '
 /** Where GitHub posts its reports, on the providers' listener. */
 export const SECRET_SCANNING_PATH = '/hooks/github/secret-scanning';
 
-/** A provider's answer: a status and a JSON body. */
-export interface HookAnswer {
-  readonly status: number;
-  readonly body: unknown;
-}
 
 const REFUSALS: Record<Refusal, { parameter: string; message: string }> = {
   too_large: { parameter: 'body', message: 'The report is larger than 1 MiB.' },
@@ -34,7 +31,7 @@ const unavailable = (message: string): HookAnswer => ({ status: 503, body: error
  * completed by the retry). A verified report is answered with GitHub's feedback array. Logged:
  * the outcome and counts, never a value.
  */
-export function secretScanningHook(keys: GithubKeySource, mark: LeakMarker, logger: Logger): (body: Buffer, headers: Record<string, string | string[] | undefined>) => Promise<HookAnswer> {
+export function secretScanningHook(keys: GithubKeySource, mark: LeakMarker, logger: Logger): (body: Buffer, headers: IncomingHttpHeaders) => Promise<HookAnswer> {
   const log = logger.child({ hook: 'github-secret-scanning' });
   return async function secretScanning(body, headers) {
     try {

@@ -7,17 +7,12 @@ import type { Logger } from 'pino';
 import type { LeaksEnv } from '../config/leaks-env';
 import { createGithubKeySource } from '../leaks/github-keys';
 import { fileStoreMarker, keyAdminMarker } from '../leaks/leak-markers';
-import { SECRET_SCANNING_PATH, secretScanningHook, type HookAnswer } from '../leaks/secret-scanning';
+import type { HookRoute } from '../hooks/hooks-app';
+import { SECRET_SCANNING_PATH, secretScanningHook } from '../leaks/secret-scanning';
 import type { KeyAdministration } from './key-administration';
 import type { KeyStores } from './key-store';
 
-export interface LeaksRoute {
-  readonly path: string;
-  readonly provider: string;
-  readonly handle: (body: Buffer, headers: Record<string, string | string[] | undefined>) => Promise<HookAnswer>;
-}
-
-export function githubLeaksRoute(leaks: LeaksEnv, keys: KeyStores, administration: KeyAdministration | undefined, logger: Logger): LeaksRoute {
+export function githubLeaksRoute(leaks: LeaksEnv, keys: KeyStores, administration: KeyAdministration | undefined, logger: Logger): HookRoute {
   const source = createGithubKeySource(
     { ...(leaks.keysFile ? { file: leaks.keysFile } : {}), ...(leaks.keysUrl ? { url: leaks.keysUrl } : {}) },
     (err) => logger.warn({ err: err.message, from: leaks.keysFile ? 'LEAKS_GITHUB_KEYS_FILE' : 'LEAKS_GITHUB_KEYS_URL' }, 'GitHub\'s secret scanning keys could not be read'),

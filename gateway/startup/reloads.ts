@@ -29,6 +29,8 @@ export interface Reloadable {
   readonly operators: OperatorRegistry;
   /** The portal's self-service policy (the gateway YAML's `portal.self_service`). */
   readonly selfService: { update(next: GatewayConfig['selfService']): void };
+  /** What Stripe's events do (the gateway YAML's `billing.stripe`). */
+  readonly stripeBilling?: { update(next: GatewayConfig['stripeBilling']): void };
 }
 
 export interface Reloads {
@@ -49,6 +51,7 @@ function applyConfig(parts: Reloadable, next: GatewayConfig): void {
   if (budget !== serving.refusedAuth.perMinute || tracked !== serving.refusedAuth.tracked) serving.refusedAuth.update(budget, tracked);
   serving.insights.update(next.insightsUpstream);
   parts.selfService.update(next.selfService);
+  parts.stripeBilling?.update(next.stripeBilling);
 }
 
 /** The gateway config always, the keys file when it is the key store. */

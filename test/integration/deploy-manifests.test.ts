@@ -101,7 +101,7 @@ function secretVariables(): string[] {
   return [...names].sort();
 }
 /** Features the base leaves off (their secrets come with them, in the overlay). */
-const offInBase = (name: string): boolean => name.startsWith('PORTAL_') || name.startsWith('WEBHOOK_');
+const offInBase = (name: string): boolean => name.startsWith('PORTAL_') || name.startsWith('WEBHOOK_') || name.startsWith('STRIPE_');
 
 describe.each([
   ['base', BASE],
@@ -159,6 +159,12 @@ describe.each([
     else {
       expect(portNumber(c, 'portal')).toBe(Number(envValue(c, 'PORTAL_PORT')));
       expect(envValue(c, 'PORTAL_HOST')).toBe('0.0.0.0');
+    }
+    // The providers' listener likewise, on the port named `hooks`.
+    if (which === 'base') expect(envValue(c, 'HOOKS_PORT')).toBeUndefined();
+    else {
+      expect(portNumber(c, 'hooks')).toBe(Number(envValue(c, 'HOOKS_PORT')));
+      expect(envValue(c, 'HOOKS_HOST')).toBe('0.0.0.0');
     }
   });
 
