@@ -44,7 +44,7 @@ test('pause: 403 key_paused with the reason leaked; a settle does not clear it; 
   expect((await ping(value)).status).toBe(403);
 
   const rolled = await admin('POST', '/admin/keys/paused-1/roll', { grace_seconds: 3600 });
-  expect(rolled.status).toBe(200);
+  expect(rolled.status).toBe(201);
   const view = (await admin('GET', '/admin/keys/paused-1')).body;
   expect(view.status).toBe('active');
   for (const field of ['pause_reasons', 'leaked_at', 'leak_url', 'previous_key_valid_until']) expect(view).not.toHaveProperty(field);
