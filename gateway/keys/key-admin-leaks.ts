@@ -1,6 +1,7 @@
 import { ApiError } from '../errors';
 import type { LeakAction } from '../config/gateway-config';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
+import { MAX_LEAK_URL } from './record-bounds';
 import { LEAKED, pauseReasonsOf, withPauseReasons } from './pause-reasons';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
@@ -51,12 +52,14 @@ export function keyAdminLeaks(ctx: KeyAdminContext): Pick<KeyAdmin, 'markLeaked'
       if (stored.leaked_key_sha256?.includes(hash)) return true;
       let issued = true;
       const action = ctx.config().onLeak ?? 'end_value';
+      // A location longer than a record keeps is left out (the leak is still marked).
+      const url = report.url !== undefined && report.url.length <= MAX_LEAK_URL ? report.url : undefined;
       const now = new Date().toISOString();
       let done;
       try {
         done = await ctx.writer.update(id, 'leak', (s) => {
           issued = liveHashes(s, Date.now()).includes(hash);
-          return issued ? leakedRecord(s, hash, report.url, action, now) : s;
+          return issued ? leakedRecord(s, hash, url, action, now) : s;
         });
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) return false; // deleted meanwhile
@@ -65,7 +68,7 @@ export function keyAdminLeaks(ctx: KeyAdminContext): Pick<KeyAdmin, 'markLeaked'
       const { after, changes } = done;
       if (!issued) return false;
       if (Object.keys(changes).length) {
-        await ctx.emit('key.leaked', { key_id: id, account_id: after.account ?? null, url: report.url ?? null, action });
+        await ctx.emit('key.leaked', { key_id: id, account_id: after.account ?? null, url: url ?? null, action });
       }
       return true;
     },

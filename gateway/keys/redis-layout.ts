@@ -38,15 +38,6 @@ export const StoredKeySchema = KeyEntryFields.extend({
   previous_expires_at: z.number().int().optional(),
   created_at: z.string(),
   updated_at: z.string(),
-  /**
-   * A leak reported by a public code host (gateway/leaks/): when, where it was found, the hashes
-   * reported (current or previous value), and when they stopped working (`value_ended_at`, when the
-   * leak policy ended them). A roll clears all four.
-   */
-  leaked_at: z.string().optional(),
-  leak_url: z.string().optional(),
-  value_ended_at: z.string().optional(),
-  leaked_key_sha256: z.array(z.string().regex(/^[0-9a-f]{64}$/)).max(2).optional(),
 });
 export type StoredKey = z.infer<typeof StoredKeySchema>;
 

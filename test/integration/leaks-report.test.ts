@@ -9,7 +9,9 @@
  * log line or page.
  */
 import { adminCall } from '../kit/admin-api';
-import { getWithKey, removeTempDirs, seenByAll, withBadChecksum } from '../kit/gateway-stack';
+import fs from 'node:fs';
+import path from 'node:path';
+import { getWithKey, makeTempDir, removeTempDirs, seenByAll, startGateway, withBadChecksum } from '../kit/gateway-stack';
 import { match, postReport } from '../kit/github-reports';
 import { runKeysCli } from '../kit/keys-cli';
 import { ADMIN_TOKEN, startLeaksStack, type LeaksStack } from '../kit/leaks-stack';
@@ -106,6 +108,28 @@ test('a previous value in its grace: ended too; the current one keeps working', 
   await seenByAll(s.publicUrls, old, 401, Date.now(), 1000);
   expect(await pingAll(current)).toEqual([200, 200]);
   expect(await show('acme-2')).toMatchObject({ status: 'active', value_ended_at: expect.any(String) });
+});
+
+test('an export carries the mark: re-imported unchanged, and served from a keys file the ended value stays refused', async () => {
+  const old = await s.operator.key('exported', 'acme');
+  const { key: current } = await s.operator.admin.roll('exported', 3600);
+  expect((await report([old])).body[0].label).toBe('true_positive');
+  const file = path.join(makeTempDir(), 'export.yaml');
+  expect((await runKeysCli(s.stack.redisServer.url, ['export', file])).code).toBe(0);
+  expect(fs.readFileSync(file, 'utf8')).toMatch(/value_ended_at/);
+  const entries = (await auditOf('exported')).length;
+  const view = await show('exported');
+  const imported = await runKeysCli(s.stack.redisServer.url, ['import', file]);
+  expect(imported.code).toBe(0);
+  expect((await auditOf('exported')).length).toBe(entries);
+  expect(await show('exported')).toEqual(view);
+  const fromFile = await startGateway({ backendUrl: s.stack.backendUrl, keysFile: file, gatewayConfig: s.stack.gatewayConfig });
+  try {
+    expect((await getWithKey(fromFile.url, '/v1/ping', current)).status).toBe(200);
+    expect((await getWithKey(fromFile.url, '/v1/ping', old)).status).toBe(401);
+  } finally {
+    await fromFile.stop();
+  }
 });
 
 test('an unknown value, a value with the prefix and a wrong checksum, a demo key: false_positive, nothing changed', async () => {
