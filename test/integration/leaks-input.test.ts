@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { getWithKey, makeTempDir, plkKeyValue, removeTempDirs, sleep, startStack, withBadChecksum, type Stack } from '../kit/gateway-stack';
+import { gatewayEnv, getWithKey, makeTempDir, plkKeyValue, removeTempDirs, runToExit, sleep, startStack, withBadChecksum, writeGatewayConfig, writeKeysFile, type Stack } from '../kit/gateway-stack';
 import { makeSigner, match, postReport, sendRaw, signatureOf } from '../kit/github-reports';
 import { ROOT } from '../kit/processes';
 import { freePort } from '../kit/redis-server';
@@ -98,6 +98,25 @@ test('an unknown key identifier: the list fetched again once (at most once a min
   expect(await unchangedBy(() => postReport(hook(), [match(value)], stranger))).toBe(400);
   expect(await unchangedBy(() => postReport(hook(), [match(value)], added))).toBe(400);
   expect(keyList.fetches).toBe(fetches + 1);
+});
+
+test.each([
+  [{ LEAKS_GITHUB_KEYS_URL: 'ftp://keys.example/list' }, /^config error: environment variable LEAKS_GITHUB_KEYS_URL: must be an http:\/\/ or https:\/\/ URL$/],
+  [{ LEAKS_GITHUB_KEYS_URL: 'https://keys.example/list', LEAKS_GITHUB_KEYS_FILE: '/etc/github-keys.json' }, /^config error: environment variable LEAKS_GITHUB_KEYS_FILE: set together with LEAKS_GITHUB_KEYS_URL/],
+])('%j stops start-up with one line', async (extra, line) => {
+  const run = await runToExit('gateway/main.js', gatewayEnv(writeKeysFile([]), writeGatewayConfig(), { HOOKS_PORT: '0', ...extra }));
+  expect(run.code).toBe(1);
+  expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  expect(run.stderr.trim()).toMatch(line);
+});
+
+test('LEAKS_GITHUB=off leaves the path out (404); GET on it is 405 while it is on', async () => {
+  const off = await s.stack.startGateway({ HOOKS_PORT: '0', LEAKS_GITHUB: 'off', STRIPE_WEBHOOK_SECRET: 'whsec_test_secret_for_the_listener' });
+  const hooks = await announcedUrl(off, 'hooks listening');
+  const answer = await postReport(hooks, [match(value)], s.github);
+  expect(answer.status).toBe(404);
+  expect(answer.body.error).toBe('not_found');
+  expect((await fetch(`${hook()}/hooks/github/secret-scanning`)).status).toBe(405);
 });
 
 /** scripts/leak-report.ts, built: `keypair DIR`, or `send` with the values on standard input. */
