@@ -72,7 +72,7 @@ export interface HolderChange {
   readonly changes: Readonly<Record<string, FieldChange>>;
 }
 
-const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'file_add', 'file_change']);
+const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'leak', 'file_add', 'file_change']);
 
 /** Fields of an audit entry a holder never sees: the operator's note, and the account link. */
 const HIDDEN_FIELDS = new Set(['note', 'account']);
@@ -88,7 +88,9 @@ export function holderChanges(entries: readonly AuditEntry[], accountId: string)
     if (!KEY_ACTIONS.has(e.action)) return [];
     const changes = Object.fromEntries(Object.entries(e.changes).filter(([name]) => !HIDDEN_FIELDS.has(name)));
     if (!Object.keys(changes).length && e.action !== 'roll' && e.action !== 'revoke') return [];
-    const by = e.actor.startsWith(own) ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`) : 'your provider';
+    const by = e.actor.startsWith(own)
+      ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`)
+      : e.channel === 'leaks' ? 'GitHub secret scanning' : 'your provider';
     return [{ time: e.time, keyId: e.key_id, by, action: e.action, changes }];
   });
 }

@@ -74,6 +74,8 @@ test('a current value: true_positive, 401 on both instances within a second, the
   expect(page.text).toContain('id="key-leak"');
   expect(page.text).toContain('id="leak-roll"');
   expect(page.text).toContain('https://github.com/acme/app/blob/main/.env');
+  // In the key's history too, named as GitHub's report.
+  expect(page.text).toContain('GitHub secret scanning');
   const version = /id="key-leak"[\s\S]*?name="version" value="([^"]+)"/.exec(page.text)![1]!;
   const rolled = await postAs(holder, s.portalUrl, s.portalPublicUrl, '/portal/keys/acme-1/roll', { version });
   expect(rolled.status).toBe(201);
