@@ -100,6 +100,9 @@ test('the console shows the leak and offers the roll', async () => {
   pages.push(page);
   expect(page).toContain('id="key-leak"');
   expect(page).toContain('href="/console/keys/acme-console/confirm/roll" id="leak-roll"');
+  const list = await (await fetch(`${s.adminUrl}/console/keys`, { headers: { cookie } })).text();
+  pages.push(list);
+  expect(list).toMatch(/acme-console[\s\S]*?reported leaked/);
 });
 
 test('a previous value in its grace: ended too; the current one keeps working', async () => {
