@@ -22,7 +22,10 @@ const REFUSALS: Record<Refusal, { parameter: string; message: string }> = {
   not_a_report: { parameter: 'body', message: 'The report is not a list of {token, type, url, source}.' },
 };
 
-const unavailable = (message: string): HookAnswer => ({ status: 503, body: errorBody(new ApiError('service_unavailable', {}, undefined, message)) });
+/** GitHub retries a report refused with 503; Retry-After says when (the key list is fetched again at most once a minute). */
+const RETRY_AFTER_SECONDS = 60;
+/** Thrown, so the listener answers it with its Retry-After header. */
+const unavailable = (message: string): ApiError => new ApiError('service_unavailable', {}, RETRY_AFTER_SECONDS, message);
 
 /**
  * `POST /hooks/github/secret-scanning`: a report that does not verify is answered 400 and changes
@@ -33,24 +36,21 @@ const unavailable = (message: string): HookAnswer => ({ status: 503, body: error
  */
 export function secretScanningHook(keys: GithubKeySource, mark: LeakMarker, logger: Logger): (body: Buffer, headers: IncomingHttpHeaders) => Promise<HookAnswer> {
   const log = logger.child({ hook: 'github-secret-scanning' });
+  /** A report not judged: logged, and thrown so the listener answers 503 with Retry-After. */
+  const notJudged = (why: string, message: string, err?: unknown): never => {
+    log.warn(err ? { err: (err as Error).message } : {}, `secret scanning report not judged: ${why} (GitHub sends it again)`);
+    throw unavailable(message);
+  };
   return async function secretScanning(body, headers) {
-    try {
-      const check = await checkReport(body, headers, keys);
-      if (check.kind === 'unavailable') {
-        log.warn('secret scanning report not judged: the key list could not be read (GitHub sends it again)');
-        return unavailable('GitHub\'s public keys could not be read; send the report again later.');
-      }
-      if (check.kind === 'refused') {
-        log.warn({ refused: check.why }, 'secret scanning report refused');
-        const refusal = REFUSALS[check.why];
-        return { status: 400, body: errorBody(new ApiError('invalid_parameter', { parameter: refusal.parameter }, undefined, refusal.message)) };
-      }
-      const { feedback, confirmed } = await feedbackOn(check.tokens, mark);
-      log.info({ tokens: check.tokens.length, confirmed }, 'secret scanning report answered');
-      return { status: 200, body: feedback };
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'secret scanning report not judged: the key store could not be reached (GitHub sends it again)');
-      return unavailable('The key store could not be reached; send the report again later.');
+    const check = await checkReport(body, headers, keys).catch((err: unknown) => notJudged('its check failed', 'The report could not be checked; send it again later.', err));
+    if (check.kind === 'unavailable') return notJudged('the key list could not be read', 'GitHub\'s public keys could not be read; send the report again later.');
+    if (check.kind === 'refused') {
+      log.warn({ refused: check.why }, 'secret scanning report refused');
+      const refusal = REFUSALS[check.why];
+      return { status: 400, body: errorBody(new ApiError('invalid_parameter', { parameter: refusal.parameter }, undefined, refusal.message)) };
     }
+    const { feedback, confirmed } = await feedbackOn(check.tokens, mark).catch((err: unknown) => notJudged('the key store could not be reached', 'The key store could not be reached; send the report again later.', err));
+    log.info({ tokens: check.tokens.length, confirmed }, 'secret scanning report answered');
+    return { status: 200, body: feedback };
   };
 }

@@ -35,8 +35,10 @@ afterAll(async () => {
   removeTempDirs();
 });
 
+let posted = 0;
 const report = async (values: string[], hook = s.hookUrls[0]!) => {
   reported.push(...values);
+  posted++;
   return postReport(hook, values.map((v) => match(v)), s.github);
 };
 const show = async (id: string) => (await adminCall(s.adminUrl, ADMIN_TOKEN, 'GET', `/admin/keys/${id}`)).body as Record<string, unknown>;
@@ -165,6 +167,8 @@ test('the same report twice, to both instances: still true_positive, one audit e
 
 test('no reported value appears in any log line or page', async () => {
   expect(reported.length).toBeGreaterThan(5);
+  // Every report's access line has arrived (lines come through a pipe, a little after the answer).
+  await eventually('every report\'s access line', () => s.stack.gatewayOutput().filter((l) => l.includes('"listener":"hooks"')).length >= posted);
   const output = s.stack.gatewayOutput().join('\n');
   expect(output).toContain('secret scanning report answered');
   for (const value of reported) {
