@@ -10,7 +10,7 @@
  * at c=50 (top functions, per-step budget: profile.ts); page-depth cost, key-store scale (100,000
  * keys in the keys file and in Redis) and the performance issue's levers, before/after (levers.ts).
  * Compression per coding and tracing off / on (edges.ts); /v1 with the holders' portal on and off
- * (portal.ts).
+ * (portal.ts); and with the providers' listener on and off (hooks.ts).
  *
  * BENCH_SECONDS (default 5) sets the number of measured 1 s rounds (and the length of other runs).
  */
@@ -29,6 +29,7 @@ import { startRedis } from '../test/kit/redis-server';
 import { Pool } from 'undici';
 import { renderEdges, runEdges } from './edges';
 import { renderPortal, runPortal } from './portal';
+import { renderHooks, runHooks } from './hooks';
 import { renderLevers, runLevers } from './levers';
 import { renderWorkers, runWorkers } from './workers';
 import { renderProfile, summariseProfile } from './profile';
@@ -318,11 +319,13 @@ async function main(): Promise<void> {
   const edges = await runEdges({ backendUrl: backend.url, seconds: SECONDS });
   // /v1 with the holders' portal on and off, embedded and on Redis (bench/portal.ts).
   const portal = await runPortal({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+  // /v1 with the providers' listener (and Stripe) on and off, on Redis (bench/hooks.ts).
+  const hooks = await runHooks({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers, edges, portal };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers, edges, portal, hooks };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}`;
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}\n## /v1 with the providers' listener on and off\n\n${renderHooks(hooks)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   writeFileSync(path.join(dir, 'profile.md'), profileMarkdown);

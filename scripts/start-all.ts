@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { demoStripeEnv } from './billing-demo-env';
 
 /**
  * `npm start`: the listings data service and the gateway, embedded defaults, in one terminal.
@@ -43,10 +44,13 @@ start('backend-mock/main.js', { ...process.env, BACKEND_PORT: backendPort }, () 
   // production keys file the gateway reads by default.
   // The key holders' portal is on for the demo (loopback, read-only over the demo file): the
   // gateway prints a one-time sign-in link for the demo account.
+  // With the Redis key store (KEY_STORE=redis), Stripe's demo is on too: the providers' listener on
+  // 8084 with a demo secret, for `npm run demo:billing` (docs/payments-stripe.md).
   const portalPort = process.env.PORTAL_PORT ?? '8083';
   start('gateway/main.js', {
     BACKEND_URL: `http://127.0.0.1:${backendPort}`, OPS_PORT: '9091', KEYS_FILE: 'config/demo-keys.yaml',
     PORTAL_PORT: portalPort, PORTAL_PUBLIC_URL: `http://127.0.0.1:${portalPort}`, PORTAL_DEMO_LINK_ACCOUNT: 'demo-holder',
+    ...(process.env.KEY_STORE === 'redis' ? demoStripeEnv() : {}),
     ...process.env,
   });
 });

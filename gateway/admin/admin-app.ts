@@ -41,6 +41,24 @@ export interface AdminExtensions {
   readonly guesses?: GuessBudget;
 }
 
+/**
+ * Pausing and settling, of one key and of every key of an account (a billing system's calls): a
+ * pause names its reason (and perhaps the open invoice's link), a settle perhaps its reason.
+ */
+function addPauseRoutes(app: Express, admin: KeyAdmin, body: (req: express.Request) => Record<string, unknown>): void {
+  const id = (req: express.Request): string => req.params.id as string;
+  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => {
+    const { reason, ...details } = body(req);
+    sendJson(res, 200, await admin.pause(id(req), reason, undefined, details));
+  });
+  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req), body(req).reason)));
+  app.post('/admin/accounts/:id/pause', permit('manage'), async (req, res) => {
+    const { reason, ...details } = body(req);
+    sendJson(res, 200, await admin.pauseAccount(id(req), reason ?? null, undefined, details));
+  });
+  app.post('/admin/accounts/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settleAccount(id(req), body(req).reason)));
+}
+
 export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, logger: Logger, extensions: AdminExtensions = {}): Express {
   const app = createExpressApp();
   // First: a page reached under a foreign host name (DNS rebinding) is never answered.
@@ -83,11 +101,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
     res.statusCode = 204;
     res.end();
   });
-  app.post('/admin/keys/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pause(id(req), body(req).reason)));
-  app.post('/admin/keys/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settle(id(req), body(req).reason)));
-  // A billing system's calls: every key of an account at once.
-  app.post('/admin/accounts/:id/pause', permit('manage'), async (req, res) => sendJson(res, 200, await admin.pauseAccount(id(req), body(req).reason ?? null)));
-  app.post('/admin/accounts/:id/settle', permit('manage'), async (req, res) => sendJson(res, 200, await admin.settleAccount(id(req), body(req).reason)));
+  addPauseRoutes(app, admin, body);
   app.post('/admin/keys/:id/revoke', permit('issue'), async (req, res) => sendJson(res, 200, await admin.revoke(id(req))));
   app.post('/admin/keys/:id/roll', permit('issue'), async (req, res) => sendJson(res, 201, await admin.roll(id(req), body(req).grace_seconds)));
   app.get('/admin/audit', permit('read'), async (req, res) => {

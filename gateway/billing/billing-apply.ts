@@ -14,8 +14,8 @@ export interface Entitlements {
 
 /** Applies an account's billing state to its keys through the key admin (audited, announced, events sent). */
 export interface BillingApply {
-  /** Holds `reason` on every key of the account (`hold`), or settles that one reason. */
-  reason(accountId: string, reason: PauseReason, hold: boolean, origin: ChangeOrigin): Promise<number>;
+  /** Holds `reason` on every key of the account (`hold`, noting the open invoice's link), or settles that one reason. */
+  reason(accountId: string, reason: PauseReason, hold: boolean, origin: ChangeOrigin, invoiceUrl?: string): Promise<number>;
   entitlements(accountId: string, wanted: Entitlements, origin: ChangeOrigin): Promise<number>;
   /** `on_cancel: revoke`: every key of the account ends. */
   revoke(accountId: string, origin: ChangeOrigin): Promise<number>;
@@ -44,9 +44,11 @@ export function billingApply(keyAdmin: KeyAdmin, accounts: AccountStore, logger:
   }
 
   return {
-    async reason(accountId, reason, hold, origin) {
+    async reason(accountId, reason, hold, origin, invoiceUrl) {
       return unlessGone(async () => {
-        const done = hold ? await keyAdmin.pauseAccount(accountId, reason, origin) : await keyAdmin.settleAccount(accountId, reason, origin);
+        const done = hold
+          ? await keyAdmin.pauseAccount(accountId, reason, origin, invoiceUrl !== undefined ? { billing_invoice_url: invoiceUrl } : undefined)
+          : await keyAdmin.settleAccount(accountId, reason, origin);
         return done.keys.filter((k) => k.changed).length;
       });
     },

@@ -23,7 +23,10 @@ function fieldsOf(d: Decision): Decided[] {
 
 /** What the keys should be, as the account's state says: each part compared between two reads. */
 const wanted = (state: AccountState) => ({
-  unpaid: (state.get('unpaid') as { unpaid?: boolean } | undefined)?.unpaid === true,
+  unpaid: JSON.stringify({
+    unpaid: (state.get('unpaid') as { unpaid?: boolean } | undefined)?.unpaid === true,
+    url: (state.get('invoice') as { url?: string | null } | undefined)?.url ?? null,
+  }),
   disputed: [...state.entries()].some(([field, v]) => field.startsWith('dispute:') && (v as { open?: boolean }).open === true),
   entitlements: JSON.stringify(state.get('entitlements') ?? null),
 });
@@ -44,13 +47,16 @@ export async function applyToAccount(accountId: string, created: number, decisio
   if (decisions.some((d) => d.kind === 'revoke')) changed += await apply.revoke(accountId, origin);
   const won = await state.decide(accountId, created, decisions.flatMap(fieldsOf));
   let parts = new Set<Part>();
-  if (won.has('unpaid')) parts.add('unpaid');
+  if (won.has('unpaid') || won.has('invoice')) parts.add('unpaid');
   if ([...won].some((f) => f.startsWith('dispute:'))) parts.add('disputed');
   if (won.has('entitlements')) parts.add('entitlements');
   let current = await state.read(accountId);
   for (let round = 0; round < ROUNDS && parts.size; round++) {
     const goal = wanted(current);
-    if (parts.has('unpaid')) changed += await apply.reason(accountId, 'unpaid_renewal', goal.unpaid, origin);
+    if (parts.has('unpaid')) {
+      const unpaid = JSON.parse(goal.unpaid) as { unpaid: boolean; url: string | null };
+      changed += await apply.reason(accountId, 'unpaid_renewal', unpaid.unpaid, origin, unpaid.url ?? undefined);
+    }
     if (parts.has('disputed')) changed += await apply.reason(accountId, 'payment_dispute', goal.disputed, origin);
     if (parts.has('entitlements')) changed += await apply.entitlements(accountId, (JSON.parse(goal.entitlements) as Entitlements | null) ?? {}, origin);
     current = await state.read(accountId);

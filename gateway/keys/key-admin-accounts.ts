@@ -2,7 +2,7 @@ import { readOutboxValue } from '../audit/outbox-value';
 import { ApiError } from '../errors';
 import type { AccountKeyChange, AccountStateChange, ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './key-admin-types';
 import { leakedConflict, type keyAdminStates } from './key-admin-states';
-import { parseInput, PauseSchema, SettleSchema } from './key-input';
+import { parseInput, parsePause, SettleSchema } from './key-input';
 import { LEAKED } from './pause-reasons';
 import { parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
@@ -59,9 +59,9 @@ export function keyAdminAccounts(ctx: KeyAdminContext, states: States): Pick<Key
   }
 
   return {
-    async pauseAccount(accountId, reason, origin?: ChangeOrigin) {
-      const { reason: r } = parseInput(PauseSchema, { ...(reason !== undefined ? { reason } : {}) });
-      return each(accountId, 'pause', (id) => states.pauseFor(id, r, origin));
+    async pauseAccount(accountId, reason, origin?: ChangeOrigin, details?) {
+      const input = parsePause(reason, details);
+      return each(accountId, 'pause', (id) => states.pauseFor(id, input.reason, origin, input.billing_invoice_url));
     },
     async settleAccount(accountId, reason, origin?: ChangeOrigin) {
       const ask = parseInput(SettleSchema, reason === undefined || reason === null ? {} : { reason });

@@ -2,10 +2,10 @@ import { runAs } from '../audit/actor';
 import { ApiError } from '../errors';
 import { generateKeyValue, sha256Hex } from './key-format';
 import type { ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './key-admin-types';
-import { notAllowed, parseInput, PauseSchema, RollSchema, SettleSchema } from './key-input';
+import { notAllowed, parseInput, parsePause, RollSchema, SettleSchema } from './key-input';
 import { keyView } from './key-view';
 import { rollGrants, withoutLeak } from './key-admin-leaks';
-import { LEAKED, pauseReasonsOf, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
+import { LEAKED, UNPAID, pauseReasonsOf, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 type States = Pick<KeyAdmin, 'pause' | 'settle' | 'revoke' | 'roll'>;
@@ -30,29 +30,43 @@ export const afterSettle = (reasons: readonly PauseReason[], ask: SettleAsk): Pa
 /** Runs `work` as the origin's actor when it names one, else as the channel's (`runAs`). */
 export const asOrigin = <T>(origin: ChangeOrigin | undefined, work: () => Promise<T>): Promise<T> => (origin?.actor ? runAs(origin.actor, work) : work());
 
+/** The record with its reasons moved by `next` (and the invoice link noted); the record itself when nothing changes. */
+function withReasonsMoved(s: StoredKey, next: (reasons: PauseReason[]) => PauseReason[], invoiceUrl: string | undefined): StoredKey {
+  const reasons = pauseReasonsOf(s);
+  const wanted = sortedReasons(next(reasons));
+  const link = invoiceUrl !== undefined && wanted.includes(UNPAID) && s.billing_invoice_url !== invoiceUrl ? invoiceUrl : undefined;
+  if (sameReasons(reasons, wanted) && link === undefined) return s;
+  const after = withPauseReasons(s, wanted);
+  return link === undefined ? after : { ...after, billing_invoice_url: link };
+}
+
 /**
  * The key admin's changes of a key's state: pause, settle, revoke, roll (each committed, audited,
  * announced, then its event sent). Pausing adds a reason to the key's set, settling removes one (or
  * all but `leaked`); one that changes nothing writes nothing, audits nothing, sends nothing.
  */
 export function keyAdminStates(ctx: KeyAdminContext): States & {
-  pauseFor(id: string, reason: PauseReason, origin?: ChangeOrigin): Promise<ReasonChange>;
+  pauseFor(id: string, reason: PauseReason, origin?: ChangeOrigin, invoiceUrl?: string): Promise<ReasonChange>;
   settleFor(id: string, ask: SettleAsk, origin?: ChangeOrigin, strict?: boolean): Promise<ReasonChange>;
 } {
   const { writer, emit } = ctx;
   const view = (s: StoredKey) => keyView(s, ctx.config());
 
-  /** One change of the key's reasons; `next` returns the new set (or throws to refuse). */
-  async function moveReasons(id: string, action: 'pause' | 'settle', origin: ChangeOrigin | undefined, next: (s: StoredKey, reasons: PauseReason[]) => PauseReason[]): Promise<ReasonChange> {
+  /**
+   * One change of the key's reasons; `next` returns the new set (or throws to refuse). `invoiceUrl`:
+   * the open invoice to note while the set holds `unpaid_renewal` (a new link alone is a change,
+   * audited, with no event: the reasons did not move).
+   */
+  async function moveReasons(
+    id: string, action: 'pause' | 'settle', origin: ChangeOrigin | undefined, next: (reasons: PauseReason[]) => PauseReason[], invoiceUrl?: string,
+  ): Promise<ReasonChange> {
     const done = await asOrigin(origin, () => writer.update(id, action, (s) => {
       unlessRevoked(action === 'pause' ? 'paused' : 'settled')(s);
-      const reasons = pauseReasonsOf(s);
-      const wanted = sortedReasons(next(s, reasons));
-      return sameReasons(reasons, wanted) ? s : withPauseReasons(s, wanted);
+      return withReasonsMoved(s, next, invoiceUrl);
     }));
     const before = pauseReasonsOf(done.before);
     const after = done.after.status === 'paused' ? pauseReasonsOf(done.after) : [];
-    if (!done.unchanged) {
+    if (!sameReasons(before, after)) {
       const moved = action === 'pause' ? { added: after.filter((r) => !before.includes(r)) } : { settled: before.filter((r) => !after.includes(r)) };
       await emit(action === 'pause' ? 'key.paused' : 'key.settled', {
         key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved, ...origin?.eventFields,
@@ -61,9 +75,9 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
     return { id, changed: !done.unchanged, before, after, status: done.after.status, view: view(done.after) };
   }
 
-  const pauseFor = (id: string, reason: PauseReason, origin?: ChangeOrigin) => moveReasons(id, 'pause', origin, (_s, reasons) => [...reasons, reason]);
+  const pauseFor = (id: string, reason: PauseReason, origin?: ChangeOrigin, invoiceUrl?: string) => moveReasons(id, 'pause', origin, (reasons) => [...reasons, reason], invoiceUrl);
   /** `strict`: a settle that leaves the key paused only because it leaked (or names `leaked`) is 409 and changes nothing. */
-  const settleFor = (id: string, ask: SettleAsk, origin?: ChangeOrigin, strict = true) => moveReasons(id, 'settle', origin, (_s, reasons) => {
+  const settleFor = (id: string, ask: SettleAsk, origin?: ChangeOrigin, strict = true) => moveReasons(id, 'settle', origin, (reasons) => {
     if (ask.reason === LEAKED) throw leakedConflict(id);
     const left = afterSettle(reasons, ask);
     if (strict && ask.reason === undefined && left.includes(LEAKED)) throw leakedConflict(id);
@@ -73,8 +87,9 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
   return {
     pauseFor,
     settleFor,
-    async pause(id, reason, origin) {
-      return (await pauseFor(id, parseInput(PauseSchema, { ...(reason !== undefined ? { reason } : {}) }).reason, origin)).view;
+    async pause(id, reason, origin, details) {
+      const input = parsePause(reason, details);
+      return (await pauseFor(id, input.reason, origin, input.billing_invoice_url)).view;
     },
     async settle(id, reason, origin) {
       const ask = parseInput(SettleSchema, reason === undefined || reason === null ? {} : { reason });

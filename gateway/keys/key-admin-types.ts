@@ -20,6 +20,14 @@ export interface ChangeOrigin {
   readonly eventFields?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * What a pause may note besides its reason: for `unpaid_renewal`, the open invoice's link (https),
+ * which the holder's pages show until the reason is settled (it goes with the reason).
+ */
+export interface PauseDetails {
+  readonly billing_invoice_url?: string;
+}
+
 /** What a pause or settle did to one key: its reasons before and after (sorted); `changed` false when it was already so. */
 export interface ReasonChange {
   readonly id: string;
@@ -71,10 +79,10 @@ export interface KeyAdmin {
    */
   set(id: string, input: unknown, may?: { issue: boolean }, origin?: ChangeOrigin): Promise<KeyView>;
   /**
-   * Adds `reason` to the key's pause reasons (`operator` when none is given); one the key already
-   * has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin.
+   * Adds `reason` to the key's pause reasons; one the key already has changes nothing (no write, no audit entry, no event). `origin`: see ChangeOrigin;
+   * `details`: see PauseDetails (a new invoice link alone is audited, with no event).
    */
-  pause(id: string, reason?: unknown, origin?: ChangeOrigin): Promise<KeyView>;
+  pause(id: string, reason: unknown, origin?: ChangeOrigin, details?: PauseDetails): Promise<KeyView>;
   /**
    * Removes `reason` from the key's pause reasons, or (none given) every reason but `leaked`; one
    * the key does not have changes nothing. Naming `leaked`, or leaving a key paused because it
@@ -85,7 +93,7 @@ export interface KeyAdmin {
    * Adds `reason` to every key of the account (404 for an unknown account); revoked keys are left
    * alone. One audit entry and one event per key changed.
    */
-  pauseAccount(accountId: string, reason: unknown, origin?: ChangeOrigin): Promise<AccountStateChange>;
+  pauseAccount(accountId: string, reason: unknown, origin?: ChangeOrigin, details?: PauseDetails): Promise<AccountStateChange>;
   /**
    * Removes `reason` (or every reason but `leaked`) from every key of the account. Naming `leaked`
    * is 409; without a reason, a leaked key keeps `leaked` (and stays paused) while its other

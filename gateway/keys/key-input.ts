@@ -37,8 +37,14 @@ export const SetSchema = KeyEntryFields.pick({ tier: true, countries: true, addr
     account: KeyEntryFields.shape.account.unwrap().nullable().optional(),
   })
   .strict();
-/** A pause names its reason; an operator's pause without one is `operator`. */
-export const PauseSchema = z.object({ reason: PauseReasonSchema.default('operator') }).strict();
+/** A pause names its reason (`operator` for an operator's pause without a payment reason), and for an unpaid renewal perhaps the open invoice's link. */
+export const PauseSchema = z.object({ reason: PauseReasonSchema, billing_invoice_url: KeyEntryFields.shape.billing_invoice_url }).strict();
+/** A pause's input checked: the reason, and an invoice link only with `unpaid_renewal`. */
+export function parsePause(reason: unknown, details: object | undefined): z.infer<typeof PauseSchema> {
+  const input = parseInput(PauseSchema, { ...(reason !== undefined ? { reason } : {}), ...details });
+  if (input.billing_invoice_url !== undefined && input.reason !== 'unpaid_renewal') throw invalidParameter('billing_invoice_url', 'goes only with the reason unpaid_renewal');
+  return input;
+}
 /** A settle names the reason it settles, or none (every reason but `leaked`). */
 export const SettleSchema = z.object({ reason: PauseReasonSchema.optional() }).strict();
 export const RollSchema = z.object({ grace_seconds: z.number().int().min(0).max(90 * 86400) });

@@ -14,6 +14,8 @@ export const PauseReasonSchema = z.enum(PAUSE_REASONS);
 
 /** The reason no settle clears: only a roll gives the key a value nobody has seen. */
 export const LEAKED: PauseReason = 'leaked';
+/** The reason an open invoice's link (`billing_invoice_url`) goes with. */
+export const UNPAID: PauseReason = 'unpaid_renewal';
 
 const KNOWN = new Set<string>(PAUSE_REASONS);
 export const isPauseReason = (v: unknown): v is PauseReason => typeof v === 'string' && KNOWN.has(v);
@@ -25,6 +27,7 @@ export const sortedReasons = (reasons: Iterable<PauseReason>): PauseReason[] => 
 export interface PauseFields {
   readonly pause_reasons?: readonly PauseReason[] | undefined;
   readonly pause_reason?: PauseReason | undefined;
+  readonly billing_invoice_url?: string | undefined;
 }
 
 /** A record's reasons as a sorted set: `pause_reasons`, else `pause_reason` as a set of one, else none. */
@@ -36,12 +39,14 @@ export function pauseReasonsOf(record: PauseFields): PauseReason[] {
 /**
  * A record with `reasons` as its set, in the stored form: `pause_reasons` sorted (absent when
  * empty), the single `pause_reason` of older records dropped, and the status kept consistent
- * (paused iff a reason is held; a revoked key stays revoked and holds none).
+ * (paused iff a reason is held; a revoked key stays revoked and holds none). The open invoice's
+ * link goes when `unpaid_renewal` does.
  */
 export function withPauseReasons<T extends PauseFields & { status: string }>(record: T, reasons: Iterable<PauseReason>): T {
-  const { pause_reasons: _set, pause_reason: _one, ...rest } = record;
-  if (record.status === 'revoked') return rest as T;
+  const { pause_reasons: _set, pause_reason: _one, billing_invoice_url: link, ...kept } = record;
   const set = sortedReasons(reasons);
+  const rest = link !== undefined && set.includes(UNPAID) && record.status !== 'revoked' ? { ...kept, billing_invoice_url: link } : kept;
+  if (record.status === 'revoked') return rest as T;
   return (set.length ? { ...rest, status: 'paused', pause_reasons: set } : { ...rest, status: 'active' }) as T;
 }
 

@@ -23,6 +23,7 @@ function reasonsOf(entry: YAMLMap): Reason[] {
 export async function editState(ctx: CommandContext, file: string, command: 'pause' | 'settle' | 'revoke' | 'delete', reason?: string): Promise<void> {
   const { editKeysFile, entryById } = await import('./file-edit');
   const id = ctx.args[0]!;
+  if (command === 'pause' && reason === undefined) throw new UsageError(`pause needs --reason (one of ${REASONS.join(', ')})`, 'pause');
   if (reason !== undefined && !isReason(reason)) throw new UsageError(`${command} --reason must be one of ${REASONS.join(', ')}, got "${reason}"`, command);
   let unchanged = false;
   editKeysFile(file, (_doc, keys) => {
@@ -37,7 +38,7 @@ export async function editState(ctx: CommandContext, file: string, command: 'pau
     }
     if (command === 'revoke') return revokeEntry(entry);
     const before = reasonsOf(entry);
-    const after = command === 'pause' ? [...new Set([...before, reason ?? 'operator'])].sort() : settled(file, id, before, reason as Reason | undefined);
+    const after = command === 'pause' ? [...new Set([...before, reason as Reason])].sort() : settled(file, id, before, reason as Reason | undefined);
     unchanged = after.length === before.length && after.every((r, i) => r === before[i]);
     if (!unchanged) writeReasons(entry, after);
   }, () => unchanged);

@@ -3,6 +3,7 @@
  * with the `stripe` package's test-header helper, with Stripe's field names, posted to each
  * instance's providers' listener; a stand-in for Stripe's API answers a dispute's charge.
  */
+import Stripe from 'stripe';
 import { stringify } from 'yaml';
 import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
 import { runAs } from '../../gateway/audit/actor';
@@ -14,7 +15,7 @@ import { DEFAULT_TIERS, eventually, getWithKey, makeTempDir, seenByAll, sleep, w
 import { startStub, type Stub } from '../kit/local-network';
 import { startRedisStack, type RedisStack } from '../kit/redis-stack';
 import {
-  dispute, invoice, postSigned, startJsonServer, stripeApiStandIn, stripeEvent, subscription, type JsonServer, type StripeEvent,
+  dispute, invoice, postSigned, rawPost, startJsonServer, stripeApiStandIn, stripeEvent, subscription, type JsonServer, type StripeEvent,
 } from '../kit/stripe-events';
 
 jest.setTimeout(120_000);
@@ -100,8 +101,15 @@ describe('a failed renewal pauses, a payment resumes', () => {
     const k = await customerWithKey('invoice-failed');
     expect((await send(stripeEvent('invoice.payment_failed', invoice(k.customer, 'subscription_create')))).status).toBe(200);
     expect(await reasonsOf(k.id)).toEqual([]);
-    expect((await send(stripeEvent('invoice.payment_failed', invoice(k.customer)))).status).toBe(200);
-    expect(await reasonsOf(k.id)).toEqual(['unpaid_renewal']);
+    const failed = invoice(k.customer);
+    expect((await send(stripeEvent('invoice.payment_failed', failed))).status).toBe(200);
+    expect(await admin.show(k.id)).toMatchObject({ pause_reasons: ['unpaid_renewal'], billing_invoice_url: failed.hosted_invoice_url });
+    // The next failed attempt's invoice replaces the link; the payment removes it with the reason.
+    const next = invoice(k.customer);
+    await send(stripeEvent('invoice.payment_failed', next), 1);
+    expect((await admin.show(k.id)).billing_invoice_url).toBe(next.hosted_invoice_url);
+    await send(stripeEvent('invoice.paid', invoice(k.customer)));
+    expect(await admin.show(k.id)).not.toHaveProperty('billing_invoice_url');
   });
 });
 
@@ -167,9 +175,9 @@ describe('entitlements from the subscription\'s prices', () => {
     // Removing the add-on removes what it gave; the plan's removal falls back to standard.
     await send(stripeEvent('customer.subscription.updated', subscription(k.customer, 'active', ['base-gb'])));
     expect(await admin.show(k.id)).toMatchObject({ countries: ['GB'], tier: 'standard' });
-    const changed = hooksOf(k.id, 'key.changed');
     await eventually('key.changed webhooks', () => hooksOf(k.id, 'key.changed').length >= 3);
-    expect(changed.every((e) => e.data.source === 'billing')).toBe(true);
+    expect(hooksOf(k.id, 'key.changed').map((e) => e.data.source)).toEqual(['billing', 'billing', 'billing']);
+    expect((await auditOf(k.id)).filter((e) => e.action === 'change').every((e) => e.actor.startsWith('billing:stripe:evt_') && e.channel === 'billing')).toBe(true);
   });
 });
 
@@ -218,13 +226,34 @@ describe('exactly once, in any order', () => {
   });
 });
 
+describe('the endpoint secret', () => {
+  it('both secrets of a roll verify; any other does not; each answer has its access line', async () => {
+    const k = await customerWithKey('roll');
+    const [oldOne, newOne] = [stripeEvent('invoice.payment_failed', invoice(k.customer)), stripeEvent('invoice.paid', invoice(k.customer))];
+    expect((await postSigned(hooks[0]!, oldOne, { secret: OLD_SECRET })).status).toBe(200);
+    expect(await reasonsOf(k.id)).toEqual(['unpaid_renewal']);
+    expect((await postSigned(hooks[1]!, newOne, { secret: NEW_SECRET })).status).toBe(200);
+    expect(await reasonsOf(k.id)).toEqual([]);
+    const third = await postSigned(hooks[0]!, stripeEvent('invoice.payment_failed', invoice(k.customer)), { secret: 'whsec_test_third_secret_0123456789abcdef' });
+    expect(third.status).toBe(400);
+    expect(await reasonsOf(k.id)).toEqual([]);
+    const lines = stack.gatewayOutput().filter((l) => l.includes('"msg":"hook answered"') && l.includes('"provider":"stripe"'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((l) => l.includes('stripe-signature') || l.includes('v1='))).toBe(false);
+  });
+});
+
 describe('bad input changes nothing and is never a 500', () => {
   it.each([
     ['no signature', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: NEW_SECRET, signature: null }), 400],
     ['a wrong secret', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: 'whsec_someone_elses_secret_0123456789' }), 400],
     ['a timestamp 10 minutes old', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: NEW_SECRET, timestamp: Math.floor(Date.now() / 1000) - 600 }), 400],
     ['a body changed after signing', (e: StripeEvent) => postSigned(hooks[0]!, e, { secret: NEW_SECRET, tamper: (b) => b.replace('past_due', 'active__') }), 400],
-    ['2 MiB', (e: StripeEvent) => postSigned(hooks[0]!, JSON.stringify({ ...e, padding: 'x'.repeat(2 * 1024 * 1024) }), { secret: NEW_SECRET }), 400],
+    ['2 MiB', (e: StripeEvent) => {
+      const body = Buffer.from(JSON.stringify({ ...e, padding: 'x'.repeat(2 * 1024 * 1024) }));
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload: body.toString('utf8'), secret: NEW_SECRET });
+      return rawPost(hooks[0]!, '/hooks/stripe', { 'stripe-signature': signature, 'content-length': String(body.length) }, [body.subarray(0, 64 * 1024)]);
+    }, 400],
     ['invalid JSON under a valid signature', (_e: StripeEvent) => postSigned(hooks[0]!, '{"id": "evt_broken", ', { secret: NEW_SECRET }), 400],
     ['an event type not used', (e: StripeEvent) => postSigned(hooks[0]!, { ...e, type: 'customer.created' }, { secret: NEW_SECRET }), 200],
   ])('%s', async (_name, post, status) => {
@@ -236,6 +265,23 @@ describe('bad input changes nothing and is never a 500', () => {
     expect(await reasonsOf(k.id)).toEqual([]);
     expect(await stack.redis.xlen(redisKeys.audit)).toBe(auditBefore);
   });
+});
+
+it('a body over 1 MiB is refused before it is all read: declared (Content-Length) or sent chunked', async () => {
+  const signature = { 'stripe-signature': 't=1,v1=00', 'content-type': 'application/json' };
+  const declared = await rawPost(hooks[0]!, '/hooks/stripe', { ...signature, 'content-length': String(2 * 1024 * 1024) }, [Buffer.from('{')]);
+  expect(declared).toMatchObject({ status: 400, body: { error: 'invalid_parameter', parameter: 'body' } });
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+  const chunked = await rawPost(hooks[1]!, '/hooks/stripe', { ...signature, 'transfer-encoding': 'chunked' }, Array.from({ length: 32 }, () => framed));
+  expect(chunked).toMatchObject({ status: 400, body: { error: 'invalid_parameter', parameter: 'body' } });
+});
+
+it('another method than POST on /hooks/stripe is 405 with Allow: POST', async () => {
+  const res = await fetch(`${hooks[0]}/hooks/stripe`);
+  expect(res.status).toBe(405);
+  expect(res.headers.get('allow')).toBe('POST');
+  expect(await res.json()).toMatchObject({ error: 'method_not_allowed' });
 });
 
 describe('operator overrides', () => {
@@ -250,7 +296,7 @@ describe('operator overrides', () => {
 
   it('an operator\'s pause is never cleared by a payment', async () => {
     const k = await customerWithKey('operator-pause');
-    await admin.pause(k.id);
+    await admin.pause(k.id, 'operator');
     await send(stripeEvent('customer.subscription.updated', subscription(k.customer, 'past_due')));
     expect(await reasonsOf(k.id)).toEqual(['operator', 'unpaid_renewal']);
     await send(stripeEvent('invoice.paid', invoice(k.customer)));

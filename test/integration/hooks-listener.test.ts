@@ -12,6 +12,7 @@ test.each([
   [{ HOOKS_PORT: '0', LEAKS_GITHUB: 'maybe' }, /^config error: environment variable LEAKS_GITHUB: /],
   [{ HOOKS_PORT: '0', STRIPE_WEBHOOK_SECRET: 'not-a-secret-value' }, /^config error: environment variable STRIPE_WEBHOOK_SECRET: must be one or more endpoint secrets/],
   [{ STRIPE_WEBHOOK_SECRET: 'whsec_only_without_a_listener' }, /^config error: environment variable STRIPE_WEBHOOK_SECRET: needs HOOKS_PORT/],
+  [{ HOOKS_PORT: '0', STRIPE_WEBHOOK_SECRET: 'whsec_with_the_keys_file_store' }, /^config error: environment variable STRIPE_WEBHOOK_SECRET: needs KEY_STORE=redis/],
 ])('%j stops start-up with one line, never showing a secret', async (extra, line) => {
   const run = await runToExit('gateway/main.js', env(extra));
   expect(run.code).toBe(1);

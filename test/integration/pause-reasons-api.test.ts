@@ -55,12 +55,13 @@ describe('account-level pause and settle over the admin API', () => {
     expect((await call('POST', '/admin/accounts/acme/pause', TOKENS.otto, { reason: 'bankrupt' })).body).toMatchObject({ error: 'invalid_parameter', parameter: 'reason' });
     expect((await call('POST', '/admin/accounts/acme/pause', TOKENS.otto, {})).body).toMatchObject({ error: 'invalid_parameter', parameter: 'reason' });
     expect((await call('GET', '/admin/accounts/acme/pause', TOKENS.otto)).status).toBe(405);
+    expect((await call('POST', '/admin/accounts/acme/pause', TOKENS.otto, { reason: 'unpaid_renewal', invoice: 'x' })).body).toMatchObject({ error: 'invalid_parameter', message: expect.stringContaining('invoice') });
     expect(await auditLength()).toBe(before);
   });
 
   it('an operator pauses every key of the account: one audit entry per key changed, none the second time; the gateway answers 403 key_paused', async () => {
     const before = await auditLength();
-    const paused = await call('POST', '/admin/accounts/acme/pause', TOKENS.otto, { reason: 'unpaid_renewal' });
+    const paused = await call('POST', '/admin/accounts/acme/pause', TOKENS.otto, { reason: 'unpaid_renewal', billing_invoice_url: 'https://billing.example/invoices/42' });
     expect(paused.status).toBe(200);
     expect(paused.body).toEqual({
       account: 'acme',
@@ -85,7 +86,7 @@ describe('account-level pause and settle over the admin API', () => {
   it('a dispute on top keeps the keys paused until both are settled; settling leaked is 409', async () => {
     await call('POST', '/admin/keys/acme-a/pause', TOKENS.otto, { reason: 'payment_dispute' });
     const view = (await call('GET', '/admin/keys/acme-a', TOKENS.vera)).body;
-    expect(view).toMatchObject({ status: 'paused', pause_reasons: ['payment_dispute', 'unpaid_renewal'], pause_reason: 'payment_dispute' });
+    expect(view).toMatchObject({ status: 'paused', pause_reasons: ['payment_dispute', 'unpaid_renewal'], pause_reason: 'payment_dispute', billing_invoice_url: 'https://billing.example/invoices/42' });
     await eventually('both reasons in the refusal\'s log line', async () => {
       await statusOf('acme-a');
       return accessLines(stack.gateway.output).some((l) => l.key_id === 'acme-a' && l.reason === 'paused_payment_dispute+unpaid_renewal');
@@ -105,7 +106,8 @@ describe('account-level pause and settle over the admin API', () => {
 
   it('settle of a key that leaked: 409 naming the roll, with or without a reason; a named payment reason goes', async () => {
     await call('POST', '/admin/keys/solo/pause', TOKENS.otto, { reason: 'leaked' });
-    await call('POST', '/admin/keys/solo/pause', TOKENS.otto, {});
+    expect((await call('POST', '/admin/keys/solo/pause', TOKENS.otto, {})).body).toMatchObject({ error: 'invalid_parameter', parameter: 'reason' });
+    await call('POST', '/admin/keys/solo/pause', TOKENS.otto, { reason: 'operator' });
     const refused = await call('POST', '/admin/keys/solo/settle', TOKENS.otto, {});
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ error: 'conflict', message: expect.stringContaining('roll') });

@@ -91,9 +91,10 @@ describe('a set of reasons', () => {
     ]);
   });
 
-  it('an operator pause without a reason is `operator`; a settle without a reason clears every reason but leaked', async () => {
+  it('a pause names its reason (operator: no payment reason); a settle without a reason clears every reason but leaked', async () => {
     await newKey('overridden');
-    expect(await admin.pause('overridden')).toMatchObject({ pause_reasons: ['operator'] });
+    await expect(admin.pause('overridden', undefined)).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'reason' } });
+    expect(await admin.pause('overridden', 'operator')).toMatchObject({ pause_reasons: ['operator'] });
     await admin.pause('overridden', 'payment_dispute');
     await admin.pause('overridden', 'unpaid_renewal');
     expect((await admin.settle('overridden')).status).toBe('active');
@@ -272,6 +273,24 @@ describe('account-level pause and settle', () => {
       { id: 'acme-1', status: 'active', pause_reasons: [], changed: true, settled: ['payment_dispute'] },
       { id: 'acme-2', status: 'paused', pause_reasons: ['leaked'], changed: true, settled: ['payment_dispute'] },
     ]);
+  });
+
+  it('an unpaid renewal notes the open invoice\'s link: a new link alone is audited without an event; it goes with the reason', async () => {
+    const first = 'https://invoice.stripe.com/i/acct_1/test_first';
+    const second = 'https://invoice.stripe.com/i/acct_1/test_second';
+    await admin.pauseAccount('acme', 'unpaid_renewal', billing('evt_2'), { billing_invoice_url: first });
+    expect(await admin.show('acme-1')).toMatchObject({ pause_reasons: ['unpaid_renewal'], billing_invoice_url: first });
+    expect(await effectOf('acme-1', () => admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: first }))).toEqual({ audit: 0, events: [], rewritten: false });
+    expect(await effectOf('acme-1', () => admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: second }))).toEqual({ audit: 1, events: [], rewritten: true });
+    expect((await admin.readAudit({ keyId: 'acme-1', limit: 1 })).entries[0]!.changes).toEqual({ billing_invoice_url: { before: first, after: second } });
+    await admin.pause('acme-1', 'payment_dispute');
+    expect(await admin.show('acme-1')).toHaveProperty('billing_invoice_url', second);
+    await admin.settle('acme-1', 'unpaid_renewal');
+    expect(await admin.show('acme-1')).not.toHaveProperty('billing_invoice_url');
+    await admin.settleAccount('acme');
+    await expect(admin.pause('acme-1', 'operator', undefined, { billing_invoice_url: first })).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'billing_invoice_url' } });
+    await expect(admin.pause('acme-1', 'unpaid_renewal', undefined, { billing_invoice_url: 'javascript:alert(1)' })).rejects.toMatchObject({ code: 'invalid_parameter', extras: { parameter: 'billing_invoice_url' } });
+    expect((await admin.show('acme-1')).status).toBe('active');
   });
 
   it('an unknown account is 404; an account without keys answers an empty list', async () => {

@@ -4,7 +4,7 @@
  * API (charges, for a dispute's customer); and a receiver of the gateway's own webhooks.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 
 let sequence = 0;
@@ -107,5 +107,40 @@ export function stripeApiStandIn(charges: Map<string, string | null>): Promise<J
       return { status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such charge: '${m?.[1] ?? ''}'` } } };
     }
     return { status: 200, body: { id: m[1], object: 'charge', customer: charges.get(m[1]!) } };
+  });
+}
+
+/**
+ * A POST written on a raw socket: the head, then `parts` one after the other while the server reads
+ * (write errors after the server closed are ignored); resolves with the answer's status and JSON body.
+ * For oversized bodies: a fetch would fail with EPIPE once the server stops reading.
+ */
+export function rawPost(baseUrl: string, path: string, head: Record<string, string>, parts: readonly Buffer[]): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname);
+    const received: Buffer[] = [];
+    socket.on('data', (d: Buffer) => received.push(d));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      const text = Buffer.concat(received).toString('utf8');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+      if (!status) return reject(new Error(`no answer: ${text.slice(0, 200)}`));
+      const bodyText = text.slice(text.indexOf('\r\n\r\n') + 4);
+      try {
+        resolve({ status, body: JSON.parse(bodyText) as Record<string, unknown> });
+      } catch {
+        resolve({ status, body: { text: bodyText } });
+      }
+    });
+    socket.on('connect', () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n${Object.entries(head).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+      let i = 0;
+      const next = (): void => {
+        if (i >= parts.length || socket.destroyed || !socket.writable) return;
+        socket.write(parts[i++]!, () => setImmediate(next));
+      };
+      next();
+    });
   });
 }
