@@ -2,7 +2,7 @@ import { ApiError } from '../errors';
 import type { LeakAction } from '../config/gateway-config';
 import type { KeyAdmin, KeyAdminContext } from './key-admin-types';
 import { MAX_LEAK_URL } from './record-bounds';
-import { LEAKED, pauseReasonsOf, withPauseReasons } from './pause-reasons';
+import { heldReasons, LEAKED, withPauseReasons } from './pause-reasons';
 import { liveHashes, parseStoredKey, redisKeys, type StoredKey } from './redis-layout';
 
 /**
@@ -24,7 +24,7 @@ export function leakedRecord(s: StoredKey, hash: string, url: string | undefined
 }
 
 /** Paused with the reason `leaked` added to its set (a revoked key stays revoked). */
-const pausedForLeak = (s: StoredKey): StoredKey => withPauseReasons(s, [...pauseReasonsOf(s), LEAKED]);
+const pausedForLeak = (s: StoredKey): StoredKey => withPauseReasons(s, [...heldReasons(s), LEAKED]);
 
 /** Whether a roll of `s` gives its previous value a grace: never when the value rolled away was reported leaked. */
 export const rollGrants = (s: StoredKey): boolean => !s.leaked_key_sha256?.includes(s.key_sha256);

@@ -5,7 +5,7 @@ import type { ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './ke
 import { notAllowed, parseInput, parsePause, RollSchema, SettleSchema } from './key-input';
 import { keyView } from './key-view';
 import { rollGrants, withoutLeak } from './key-admin-leaks';
-import { LEAKED, UNPAID, pauseReasonsOf, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
+import { heldReasons, LEAKED, UNPAID, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 type States = Pick<KeyAdmin, 'pause' | 'settle' | 'revoke' | 'roll'>;
@@ -32,7 +32,7 @@ export const asOrigin = <T>(origin: ChangeOrigin | undefined, work: () => Promis
 
 /** The record with its reasons moved by `next` (and the invoice link noted); the record itself when nothing changes. */
 function withReasonsMoved(s: StoredKey, next: (reasons: PauseReason[]) => PauseReason[], invoiceUrl: string | undefined): StoredKey {
-  const reasons = pauseReasonsOf(s);
+  const reasons = heldReasons(s);
   const wanted = sortedReasons(next(reasons));
   const link = invoiceUrl !== undefined && wanted.includes(UNPAID) && s.billing_invoice_url !== invoiceUrl ? invoiceUrl : undefined;
   if (sameReasons(reasons, wanted) && link === undefined) return s;
@@ -64,12 +64,12 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       unlessRevoked(action === 'pause' ? 'paused' : 'settled')(s);
       return withReasonsMoved(s, next, invoiceUrl);
     }));
-    const before = pauseReasonsOf(done.before);
-    const after = done.after.status === 'paused' ? pauseReasonsOf(done.after) : [];
+    const before = heldReasons(done.before);
+    const after = heldReasons(done.after);
     if (!sameReasons(before, after)) {
       const moved = action === 'pause' ? { added: after.filter((r) => !before.includes(r)) } : { settled: before.filter((r) => !after.includes(r)) };
       await emit(action === 'pause' ? 'key.paused' : 'key.settled', {
-        key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved, ...origin?.eventFields,
+        ...origin?.eventFields, key_id: id, status: done.after.status, pause_reasons: after, ...reasonFields(after), ...moved,
       });
     }
     return { id, changed: !done.unchanged, before, after, status: done.after.status, view: view(done.after) };
@@ -110,7 +110,7 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       const { after } = await writer.update(id, 'roll', (s) => {
         unlessRevoked('rolled')(s);
         const { previous_key_sha256: _p, previous_expires_at: _e, ...current } = withoutLeak(s);
-        const reasons = pauseReasonsOf(s);
+        const reasons = heldReasons(s);
         const rest = reasons.includes(LEAKED) ? withPauseReasons(current, reasons.filter((r) => r !== LEAKED)) : current;
         // A leaked value gets no grace; the roll clears the leak mark (above) and the reason `leaked`.
         return grace > 0 && rollGrants(s)

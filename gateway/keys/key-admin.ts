@@ -16,7 +16,8 @@ import { keyStoreOutbox } from './key-store-outbox';
 import { createRecordWrites } from './record-writes';
 import { redisKeys } from './redis-layout';
 
-export type { KeyAdmin } from './key-admin-types';
+export type { AccountStateChange, ChangeOrigin, KeyAdmin, PauseDetails } from './key-admin-types';
+export { PAUSE_REASONS, type PauseReason } from './pause-reasons';
 export type { KeyPage, KeyView, UsageView } from './key-view';
 
 /**

@@ -2,7 +2,7 @@ import type { GatewayConfig } from '../config/gateway-config';
 import { ANY_ADDRESS } from './address-list';
 import { addressesOf } from './key-entry';
 import { toKeyRecord } from './key-record-build';
-import { pauseReasonsOf, reasonFields, type PauseReason } from './pause-reasons';
+import { heldReasons, reasonFields, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
 /** What operators see of a key: never a hash, never a value. */
@@ -62,7 +62,7 @@ export function keyView(s: StoredKey, config: GatewayConfig): KeyView {
     addresses,
     ...(addresses.length === 1 && !addresses[0]!.includes('/') && addresses[0] !== ANY_ADDRESS ? { address: addresses[0] } : {}),
     status: s.status,
-    ...(s.status === 'paused' ? reasonFields(pauseReasonsOf(s)) : {}),
+    ...reasonFields(heldReasons(s)),
     ...(s.billing_invoice_url !== undefined ? { billing_invoice_url: s.billing_invoice_url } : {}),
     limits: { per_minute: record.limits.perMinute, per_day: record.limits.perDay, per_month: record.limits.perMonth },
     ...(s.limits && Object.keys(s.limits).length ? { limit_overrides: s.limits } : {}),

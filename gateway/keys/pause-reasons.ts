@@ -36,6 +36,9 @@ export function pauseReasonsOf(record: PauseFields): PauseReason[] {
   return record.pause_reason !== undefined ? [record.pause_reason] : [];
 }
 
+/** The reasons a record holds as its state: those of a paused record (a leftover reason on an active record is none). */
+export const heldReasons = (record: PauseFields & { status: string }): PauseReason[] => (record.status === 'paused' ? pauseReasonsOf(record) : []);
+
 /**
  * A record with `reasons` as its set, in the stored form: `pause_reasons` sorted (absent when
  * empty), the single `pause_reason` of older records dropped, and the status kept consistent

@@ -217,6 +217,20 @@ describe('exactly once, in any order', () => {
     expect((await auditOf(k.id)).length).toBe(auditBefore);
   });
 
+  it('two events for one account at once on two instances: the newer one decides, whichever lands last', async () => {
+    const k = await customerWithKey('races');
+    const base = Math.floor(Date.now() / 1000) + 10;
+    for (let round = 0; round < 8; round++) {
+      const pausedWins = round % 2 === 0;
+      const [older, newer] = pausedWins
+        ? [stripeEvent('invoice.paid', invoice(k.customer), { created: base + 2 * round }), stripeEvent('customer.subscription.updated', subscription(k.customer, 'past_due'), { created: base + 2 * round + 1 })]
+        : [stripeEvent('customer.subscription.updated', subscription(k.customer, 'past_due'), { created: base + 2 * round }), stripeEvent('invoice.paid', invoice(k.customer), { created: base + 2 * round + 1 })];
+      const answers = await Promise.all(round % 4 < 2 ? [send(older, 0), send(newer, 1)] : [send(newer, 0), send(older, 1)]);
+      expect(answers.map((a) => a.status)).toEqual([200, 200]);
+      expect({ round, reasons: await reasonsOf(k.id) }).toEqual({ round, reasons: pausedWins ? ['unpaid_renewal'] : [] });
+    }
+  });
+
   it('an event for a customer no account names: 2xx, nothing changed, one log line', async () => {
     const event = stripeEvent('customer.subscription.updated', subscription('cus_nobody_names', 'past_due'));
     const answer = await send(event);

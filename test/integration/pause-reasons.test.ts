@@ -183,6 +183,14 @@ describe('records written with the single pause_reason', () => {
     expect(await stored('old-unpaid')).not.toHaveProperty('pause_reason');
   });
 
+  it('an active record left with an old pause_reason holds no reason: pausing for it pauses the key', async () => {
+    await redis.set(redisKeys.record('old-active'), JSON.stringify({ ...legacy('old-active', 'payment_dispute'), status: 'active' }));
+    await redis.sadd(redisKeys.ids, 'old-active');
+    expect(await admin.show('old-active')).not.toHaveProperty('pause_reasons');
+    expect(await effectOf('old-active', () => admin.settle('old-active'))).toEqual({ audit: 0, events: [], rewritten: false });
+    expect(await admin.pause('old-active', 'payment_dispute')).toMatchObject({ status: 'paused', pause_reasons: ['payment_dispute'] });
+  });
+
   it('export then import carries every record over unchanged: the single reason, the set, the invoice link', async () => {
     await storeLegacy('old-export', 'unpaid_renewal');
     await newKey('set-export');
