@@ -12,7 +12,7 @@ import { startOptionalListeners } from './startup/listeners';
 import { selfServicePolicy, startHolders } from './startup/holders';
 import { startOps } from './startup/ops';
 import { startPortalListener } from './startup/portal-listener';
-import { hookRoutes, hooksListener, stripeBillingConfig } from './startup/hooks-listener';
+import { hookRoutes, hooksListener, leaksOn, stripeBillingConfig } from './startup/hooks-listener';
 import { runPrimary, workerCount } from './startup/primary';
 import { startRedisAndCounters } from './startup/redis-and-counters';
 import { startReloads } from './startup/reloads';
@@ -32,7 +32,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
  * or SIGHUP, the listeners; a graceful stop on SIGTERM.
  */
 async function main(): Promise<void> {
-  const { env, gatewayConfig, fileKeys, operatorTokens, portal, hooks } = await loadConfiguration();
+  const { env, gatewayConfig, fileKeys, operatorTokens, portal, hooks, leaks } = await loadConfiguration();
   // GATEWAY_WORKERS > 1: this process supervises the workers (gateway/workers/), each of which runs the rest of main().
   if (!isWorker() && workerCount(env) > 1) return runPrimary(env, signals, createLogger(env.LOG_LEVEL));
   const logger = workerLogger(createLogger(env.LOG_LEVEL));
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   // Traces: loaded only when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (config/otel-env.ts).
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
-  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined);
+  const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined || leaksOn(hooks));
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
   const stripeBilling = stripeBillingConfig(gatewayConfig.stripeBilling);
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   const services = serviceContext({ logger, keys, usageStore, counters, administration, holders, redis });
   servers.push(...startOptionalListeners([
     adminListener(env, { ...services, operators }),
-    hooksListener(env, hooks, () => hookRoutes(hooks, { logger, stripeBilling: stripeBilling.current, ...defined({ administration, holders }) }), logger),
+    hooksListener(env, hooks, () => hookRoutes(hooks, { logger, keys, leaks, stripeBilling: stripeBilling.current, ...defined({ administration, holders }) }), logger),
   ], logger));
   const portalServer = await startPortalListener(env, portal, { ...services, policy: selfService.current });
   if (portalServer) servers.push(portalServer);

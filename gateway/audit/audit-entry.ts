@@ -1,7 +1,7 @@
 import type { Channel } from './actor';
 
 /** Actions the audit log records (one per change of one key). */
-export type AuditAction = 'create' | 'import' | 'change' | 'pause' | 'settle' | 'revoke' | 'roll' | 'delete' | 'file_add' | 'file_change' | 'file_remove'
+export type AuditAction = 'create' | 'import' | 'change' | 'pause' | 'settle' | 'revoke' | 'roll' | 'delete' | 'leak' | 'file_add' | 'file_change' | 'file_remove'
   /** Holder accounts and subscription requests (gateway/accounts/, gateway/requests/): `account_id` names the account. */
   | 'account.create' | 'account.update' | 'account.delete' | 'request.create' | 'request.approve' | 'request.decline';
 

@@ -86,8 +86,17 @@ const GatewayConfigSchema = z
     portal: PortalConfigSchema.optional(),
     /** Payments moving keys (`billing.stripe`: billing-config.ts). */
     billing: BillingConfigSchema.optional(),
+    /** Leaked keys reported by a public code host (gateway/leaks/): what a confirmed leak does. */
+    leaks: z.object({ on_leak: z.enum(['end_value', 'pause', 'notify']).optional() }).strict().optional(),
   })
   .strict();
+
+/**
+ * What a confirmed leak does: `end_value` (the value reported stops working at once; the key waits
+ * for a roll), `pause` (reason `leaked` until a roll), `notify` (only the mark, the audit entry and
+ * the `key.leaked` event).
+ */
+export type LeakAction = 'end_value' | 'pause' | 'notify';
 
 /** The thresholds when `webhooks.quota_thresholds` is not set. */
 export const DEFAULT_QUOTA_THRESHOLDS: readonly number[] = Object.freeze([80, 90, 100]);
@@ -120,6 +129,8 @@ export interface GatewayConfig {
   readonly selfService?: SelfServicePolicy;
   /** What Stripe's events do (defaults when the file has no `billing.stripe`). */
   readonly stripeBilling?: StripeBillingConfig;
+  /** `leaks.on_leak` (absent: `end_value`). */
+  readonly onLeak?: LeakAction;
 }
 
 export const toLimits = (l: z.infer<typeof LimitsSchema>): Limits =>
@@ -143,5 +154,6 @@ export function loadGatewayConfig(file: string, backendUrl?: string): GatewayCon
     quotaThresholds: Object.freeze([...(raw.webhooks?.quota_thresholds ?? DEFAULT_QUOTA_THRESHOLDS)].sort((a, b) => a - b)),
     selfService: toSelfService(raw.portal),
     stripeBilling: toStripeBilling(raw.billing),
+    onLeak: raw.leaks?.on_leak ?? 'end_value',
   });
 }

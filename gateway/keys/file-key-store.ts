@@ -24,9 +24,10 @@ export type FileKeyIndex = Map<string, KeyLookup | PreviousEntry>;
  * objects fewer, ~3 MB), a previous one to a PreviousEntry. Adds to `byHash` (built in parts).
  */
 export function indexFileKeys(keys: readonly FileKey[], byHash: FileKeyIndex = new Map()): FileKeyIndex {
-  for (const { record, previous } of keys) {
+  for (const { record, previous, ended } of keys) {
     byHash.set(record.keySha256, { kind: 'found', record });
     if (previous) byHash.set(previous.keySha256, { lookup: { kind: 'found', record, previous: true }, expiresAt: previous.expiresAt });
+    for (const hash of ended ?? []) byHash.set(hash, { kind: 'not_found', keyId: record.id, reason: 'value_ended' });
   }
   return byHash;
 }

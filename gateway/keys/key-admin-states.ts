@@ -5,6 +5,7 @@ import { checkExpectation } from './key-expectation';
 import type { ChangeOrigin, KeyAdmin, KeyAdminContext, ReasonChange } from './key-admin-types';
 import { notAllowed, parseInput, parsePause, RollSchema, SettleSchema } from './key-input';
 import { keyView } from './key-view';
+import { rollGrants, withoutLeak } from './key-admin-leaks';
 import { heldReasons, LEAKED, UNPAID, reasonFields, sameReasons, sortedReasons, withPauseReasons, type PauseReason } from './pause-reasons';
 import type { StoredKey } from './redis-layout';
 
@@ -111,10 +112,11 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       const { after } = await writer.update(id, 'roll', (s) => {
         checkExpectation(id, s, expect);
         unlessRevoked('rolled')(s);
-        const { previous_key_sha256: _p, previous_expires_at: _e, ...current } = s;
+        const { previous_key_sha256: _p, previous_expires_at: _e, ...current } = withoutLeak(s);
         const reasons = heldReasons(s);
         const rest = reasons.includes(LEAKED) ? withPauseReasons(current, reasons.filter((r) => r !== LEAKED)) : current;
-        return grace > 0
+        // A leaked value gets no grace; the roll clears the leak mark (above) and the reason `leaked`.
+        return grace > 0 && rollGrants(s)
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });

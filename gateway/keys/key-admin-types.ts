@@ -110,6 +110,12 @@ export interface KeyAdmin {
    * write as the roll, so of concurrent rolls from one version one applies (key-expectation.ts).
    */
   roll(id: string, graceSeconds: unknown, expect?: KeyExpectation): Promise<{ id: string; key: string }>;
+  /**
+   * A value reported leaked (by its SHA-256): true when it is a live value of a key (current, or
+   * previous within its grace), which is then marked and handled as `leaks.on_leak` says (once:
+   * a value already reported changes nothing more); false when it is no value of this store.
+   */
+  markLeaked(keySha256: string, report: { url?: string }): Promise<boolean>;
   /** Removes a revoked record for good, which frees its id (CONTRACT part 7); any other state is 400. */
   delete(id: string): Promise<void>;
   /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */

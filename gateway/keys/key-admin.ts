@@ -6,6 +6,7 @@ import type { CounterReadout } from '../limits/counters';
 import { createRedisCounters } from '../limits/redis-counters';
 import type { KeyEventSink } from '../webhooks/webhook-event';
 import { keyAdminChanges } from './key-admin-changes';
+import { keyAdminLeaks } from './key-admin-leaks';
 import { keyAdminReads } from './key-admin-reads';
 import { keyAdminAccounts } from './key-admin-accounts';
 import { keyAdminStates } from './key-admin-states';
@@ -50,6 +51,7 @@ export function createKeyAdmin(
     ...keyAdminChanges(context),
     ...states,
     ...keyAdminAccounts(context, allStates),
+    ...keyAdminLeaks(context),
     updateConfig(next) {
       config = next;
     },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LimitsSchema } from '../config/gateway-config';
 import { PAUSE_REASONS, PauseReasonSchema } from './pause-reasons';
-import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_INVOICE_URL, MAX_NOTE } from './record-bounds';
+import { MAX_ADDRESSES, MAX_COUNTRIES, MAX_INVOICE_URL, MAX_LEAK_URL, MAX_NOTE } from './record-bounds';
 
 export { MAX_NOTE } from './record-bounds';
 
@@ -55,6 +55,17 @@ export const KeyEntryFields = z.object({
     .max(MAX_INVOICE_URL, `must be at most ${MAX_INVOICE_URL} characters`)
     .regex(INVOICE_URL, 'must be an https:// URL')
     .optional(),
+  /**
+   * A leak reported by a public code host (gateway/leaks/): when, where it was found, the hashes of
+   * the values reported (current or previous), and when they stopped working (`value_ended_at`,
+   * when the leak policy ended them: those values are refused wherever the record is served, a
+   * restored export or a keys file too). A roll clears all four. Written by the gateway; an export
+   * carries them so a restore does not revive an ended value.
+   */
+  leaked_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone' }).optional(),
+  leak_url: z.string().max(MAX_LEAK_URL, `must be at most ${MAX_LEAK_URL} characters`).optional(),
+  value_ended_at: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time with a time zone' }).optional(),
+  leaked_key_sha256: z.array(z.string().regex(/^[0-9a-f]{64}$/, 'must be SHA-256 hashes as 64 lower-case hex characters')).min(1).max(2).optional(),
   /**
    * When the Redis store created and last changed the record: `keys export` writes them and `keys
    * import` restores them as written (an exact backup). A hand-written keys file leaves them out.

@@ -77,6 +77,8 @@ export function toKeyRecord(entry: KeyEntry, config: GatewayConfig, shared?: Sha
 export interface FileKey {
   readonly record: KeyRecord;
   readonly previous?: { readonly keySha256: string; readonly expiresAt: number };
+  /** Values ended after a leak (a restored export): refused, the log saying whose they were. */
+  readonly ended?: readonly string[];
 }
 
 /** Checked entries as the records the gateway uses. */
@@ -86,4 +88,5 @@ export const toFileKeys = (entries: readonly KeyEntry[], config: GatewayConfig, 
     ...(entry.previous_key_sha256 && entry.previous_key_expires_at
       ? { previous: { keySha256: entry.previous_key_sha256, expiresAt: Date.parse(entry.previous_key_expires_at) } }
       : {}),
+    ...(entry.value_ended_at !== undefined && entry.leaked_key_sha256 ? { ended: entry.leaked_key_sha256 } : {}),
   }));

@@ -33,7 +33,7 @@ export type KeyLookup =
   /** `previous`: the value is the previous one of a roll, still in its grace. */
   | { readonly kind: 'found'; readonly record: KeyRecord; readonly previous?: true }
   /** `keyId` and `reason` when the store still knows whose value it was (logged only, never answered). */
-  | { readonly kind: 'not_found'; readonly keyId?: string; readonly reason?: 'expired_grace' }
+  | { readonly kind: 'not_found'; readonly keyId?: string; readonly reason?: 'expired_grace' | 'value_ended' }
   | { readonly kind: 'unavailable' };
 
 /** Where key records live. The YAML file store is the embedded default. */

@@ -28,6 +28,10 @@ export interface KeyView {
   note?: string;
   /** The holder account the key belongs to (gateway/accounts/). */
   account?: string;
+  /** A leak reported by a public code host: when, where it was found, and (when the policy ended it) when the value stopped working. Cleared by a roll. */
+  leaked_at?: string;
+  leak_url?: string;
+  value_ended_at?: string;
   created_at: string;
   updated_at: string;
 }
@@ -66,6 +70,9 @@ export function keyView(s: StoredKey, config: GatewayConfig): KeyView {
     ...(s.expires_at !== undefined ? { expires_at: s.expires_at } : {}),
     ...(s.note !== undefined ? { note: s.note } : {}),
     ...(s.account !== undefined ? { account: s.account } : {}),
+    ...(s.leaked_at !== undefined ? { leaked_at: s.leaked_at } : {}),
+    ...(s.leak_url !== undefined ? { leak_url: s.leak_url } : {}),
+    ...(s.value_ended_at !== undefined ? { value_ended_at: s.value_ended_at } : {}),
     created_at: s.created_at,
     updated_at: s.updated_at,
   };

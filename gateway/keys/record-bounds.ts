@@ -15,3 +15,5 @@ export const MAX_ADDRESSES = 16;
 export const MAX_NOTE = 500;
 /** The longest open-invoice link (`billing_invoice_url`) a record may carry. */
 export const MAX_INVOICE_URL = 2048;
+/** The longest leak location (`leak_url`, from a code host's report) a record keeps; a longer one is not kept. */
+export const MAX_LEAK_URL = 2048;

@@ -47,7 +47,18 @@ export type StoredKey = z.infer<typeof StoredKeySchema>;
 /** Parses a stored record, or undefined if it is not one (a corrupt record never authenticates). */
 export const parseStoredKey = (json: string | null): StoredKey | undefined => parseStoredJson(StoredKeySchema, json);
 
-/** The hashes that authenticate for a record at `nowMs`. */
+/**
+ * The hashes that authenticate for a record at `nowMs`: the live ones (below) but a value ended
+ * after a leak. An ended value keeps its pointer (it is still live there), so a second report of it
+ * is still recognised as this gateway's.
+ */
+export function authenticatingHashes(stored: StoredKey, nowMs: number): string[] {
+  const live = liveHashes(stored, nowMs);
+  const ended = stored.value_ended_at !== undefined ? stored.leaked_key_sha256 : undefined;
+  return ended ? live.filter((hash) => !ended.includes(hash)) : live;
+}
+
+/** The hashes a record's pointers keep (current, and during a roll the previous one) at `nowMs`. */
 export function liveHashes(stored: StoredKey, nowMs: number): string[] {
   const hashes = [stored.key_sha256];
   if (stored.previous_key_sha256 && (stored.previous_expires_at ?? 0) > nowMs) hashes.push(stored.previous_key_sha256);

@@ -4,7 +4,7 @@ import type { KeyCache } from './key-cache';
 import type { KeyLookup } from './key-record';
 import { toKeyRecord } from './key-record-build';
 import type { EpochWatch } from './key-store-epoch';
-import { liveHashes, parseStoredKey, redisKeys } from './redis-layout';
+import { authenticatingHashes, parseStoredKey, redisKeys } from './redis-layout';
 
 const NOT_FOUND: KeyLookup = { kind: 'not_found' };
 export const UNAVAILABLE: KeyLookup = { kind: 'unavailable' };
@@ -44,9 +44,11 @@ export function createStoredKeyReader(
     const stored = parseStoredKey(await redis.get(redisKeys.record(id)));
     const now = Date.now();
     if (!stored) return missing(hash, known, started);
-    if (!liveHashes(stored, now).includes(hash)) {
+    if (!authenticatingHashes(stored, now).includes(hash)) {
       // The pointer outlives the grace a little (key-admin.ts), so the log can say whose value it was.
-      const whose: KeyLookup = hash === stored.previous_key_sha256 ? { kind: 'not_found', keyId: stored.id, reason: 'expired_grace' } : NOT_FOUND;
+      const whose: KeyLookup = stored.leaked_key_sha256?.includes(hash)
+        ? { kind: 'not_found', keyId: stored.id, reason: 'value_ended' }
+        : hash === stored.previous_key_sha256 ? { kind: 'not_found', keyId: stored.id, reason: 'expired_grace' } : NOT_FOUND;
       return remember(hash, whose, negativeTtlMs, started);
     }
     options.epoch?.noteFound();

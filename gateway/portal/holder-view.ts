@@ -1,4 +1,5 @@
 import type { AuditEntry, FieldChange } from '../audit/audit-entry';
+import type { LeakMark } from '../console/pages/leak-notice';
 import type { KeyView } from '../keys/key-admin';
 
 /**
@@ -18,6 +19,8 @@ export interface HolderKey {
   readonly expiresAt?: string;
   readonly limits: { per_minute: number; per_day: number; per_month: number };
   readonly previousValidUntil?: string;
+  /** A leak reported by a public code host, until a roll clears it. */
+  readonly leak?: LeakMark;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -34,6 +37,7 @@ export function holderKey(k: KeyView): HolderKey {
     ...(k.expires_at ? { expiresAt: k.expires_at } : {}),
     limits: { per_minute: k.limits.per_minute, per_day: k.limits.per_day, per_month: k.limits.per_month },
     ...(k.previous_key_valid_until ? { previousValidUntil: k.previous_key_valid_until } : {}),
+    ...(k.leaked_at ? { leak: { leakedAt: k.leaked_at, ...(k.leak_url ? { url: k.leak_url } : {}), ...(k.value_ended_at ? { valueEndedAt: k.value_ended_at } : {}) } } : {}),
     createdAt: k.created_at,
     updatedAt: k.updated_at,
   };
@@ -68,7 +72,7 @@ export interface HolderChange {
   readonly changes: Readonly<Record<string, FieldChange>>;
 }
 
-const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'file_add', 'file_change']);
+const KEY_ACTIONS = new Set<string>(['create', 'import', 'change', 'pause', 'settle', 'revoke', 'roll', 'leak', 'file_add', 'file_change']);
 
 /** Fields of an audit entry a holder never sees: the operator's note, and the account link. */
 const HIDDEN_FIELDS = new Set(['note', 'account']);
@@ -84,7 +88,9 @@ export function holderChanges(entries: readonly AuditEntry[], accountId: string)
     if (!KEY_ACTIONS.has(e.action)) return [];
     const changes = Object.fromEntries(Object.entries(e.changes).filter(([name]) => !HIDDEN_FIELDS.has(name)));
     if (!Object.keys(changes).length && e.action !== 'roll' && e.action !== 'revoke') return [];
-    const by = e.actor.startsWith(own) ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`) : 'your provider';
+    const by = e.actor.startsWith(own)
+      ? (e.actor.slice(own.length) === 'link' ? 'you (one-time link)' : `you (${e.actor.slice(own.length)})`)
+      : e.channel === 'leaks' ? 'GitHub secret scanning' : 'your provider';
     return [{ time: e.time, keyId: e.key_id, by, action: e.action, changes }];
   });
 }

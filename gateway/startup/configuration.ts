@@ -14,6 +14,7 @@ import { loadOperatorTokens, type OperatorTokenEntry } from '../operators/operat
 import { readKeysFileAccounts } from '../accounts/keys-file-accounts';
 import { parsePortalEnv, type PortalEnv } from '../config/portal-env';
 import { parseHooksEnv, type HooksEnv } from '../config/hooks-env';
+import { parseLeaksEnv, type LeaksEnv } from '../config/leaks-env';
 
 export interface Configuration {
   readonly env: Env;
@@ -25,6 +26,8 @@ export interface Configuration {
   readonly portal?: PortalEnv;
   /** The providers' listener (HOOKS_PORT) and the providers on it. */
   readonly hooks: HooksEnv;
+  /** Where GitHub's keys for leaked-key reports come from. */
+  readonly leaks: LeaksEnv;
 }
 
 /** The insights service verifies the caller identity the gateway signs: no area without a secret. */
@@ -53,6 +56,7 @@ export async function loadConfiguration(): Promise<Configuration> {
     const env = parseEnv();
     const portal = parsePortalEnv();
     const hooks = parseHooksEnv();
+    const leaks = parseLeaksEnv();
     if (hooks.stripe && env.KEY_STORE !== 'redis') {
       throw new ConfigError('environment variable STRIPE_WEBHOOK_SECRET: needs KEY_STORE=redis (Stripe\'s events change keys; the keys file is read-only to the gateway)');
     }
@@ -60,7 +64,7 @@ export async function loadConfiguration(): Promise<Configuration> {
     const fileKeys = env.KEY_STORE === 'file' ? await readKeysFileOffThread(env.KEYS_FILE, gatewayConfig) : undefined;
     if (env.KEY_STORE === 'file') readKeysFileAccounts(env.KEYS_FILE); // its `accounts:` list: a bad one stops start-up
     const operatorTokens = env.ADMIN_TOKENS_FILE ? readOperatorTokens(env, env.ADMIN_TOKENS_FILE) : [];
-    return { env, gatewayConfig, operatorTokens, ...defined({ fileKeys, portal }), hooks };
+    return { env, gatewayConfig, operatorTokens, ...defined({ fileKeys, portal }), hooks, leaks };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`config error: ${err.message}\n`);

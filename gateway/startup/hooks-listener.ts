@@ -11,10 +11,15 @@ import type { HooksEnv } from '../config/hooks-env';
 import { createHooksListener, HookRoutes } from '../hooks/hooks-app';
 import type { Holders } from './holders';
 import type { KeyAdministration } from './key-administration';
+import type { KeyStores } from './key-store';
+import { githubLeaksRoute } from './leaks-route';
+import type { LeaksEnv } from '../config/leaks-env';
 import type { OptionalListener } from './listeners';
 
 export interface HookDeps {
   readonly logger: Logger;
+  readonly keys: KeyStores;
+  readonly leaks: LeaksEnv;
   readonly administration?: KeyAdministration;
   readonly holders?: Holders;
   /** `billing.stripe` of the gateway YAML as the last (re)load said. */
@@ -34,8 +39,12 @@ export function hookRoutes(hooks: HooksEnv, deps: HookDeps): HookRoutes {
       logger: deps.logger,
     }));
   }
+  if (leaksOn(hooks)) routes.add(githubLeaksRoute(deps.leaks, deps.keys, deps.administration, deps.logger));
   return routes;
 }
+
+/** GitHub's leaked-key reports: on with the listener unless LEAKS_GITHUB=off. */
+export const leaksOn = (hooks: HooksEnv): boolean => hooks.port !== undefined && hooks.leaksGithub;
 
 export function hooksListener(env: Env, hooks: HooksEnv, routes: () => HookRoutes, logger: Logger): OptionalListener {
   const on = hooks.port !== undefined && env.GATEWAY_ADMIN_WORKER !== '0';

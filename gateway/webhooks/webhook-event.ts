@@ -11,6 +11,7 @@ export type WebhookEventType =
   | 'key.revoked'
   | 'key.rolled'
   | 'key.deleted'
+  | 'key.leaked'
   | 'subscription.requested'
   | 'subscription.approved'
   | 'subscription.declined';

@@ -37,7 +37,7 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
     name: 'the public request path',
     members: ['pipeline.ts', 'router.ts', 'observe.ts', 'access-log.ts', 'app.ts', 'policies/', 'routes/', 'reference/', 'compression/', 'tracing/'],
   },
-  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/', 'hooks/', 'billing/'] },
+  { name: 'operator and holder surfaces', members: ['admin/', 'console/', 'portal/', 'hooks/', 'billing/', 'leaks/'] },
   { name: 'start-up', members: ['startup/'] },
   { name: 'entry', members: ['main.ts'] },
 ];
@@ -60,6 +60,7 @@ const FOLDER_ENTRIES: Record<string, string> = {
   'hooks': 'hooks-app.ts',
   'http': 'express-app.ts',
   'keys': 'key-record.ts',
+  'leaks': 'secret-scanning.ts',
   'limits': 'counters.ts',
   'operators': 'operator-tokens.ts',
   'ops': 'ops-app.ts',

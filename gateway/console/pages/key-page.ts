@@ -4,6 +4,7 @@ import type { DailyUsage } from '../../usage/usage-reports';
 import { allows, type Role } from '../../operators/roles';
 import { html, type SafeHtml } from '../html';
 import { auditTable } from './audit-table';
+import { leakNotice } from './leak-notice';
 import { pauseReasonList, settleForms } from './pause-reasons';
 import { csrfField, layout, type PageContext } from './layout';
 import { usageBar } from './usage-bar';
@@ -75,6 +76,13 @@ ${days.map((day) => {
 <p class="muted">Monthly totals for billing: <code>keys report --month YYYY-MM</code> or <code>GET /admin/reports/monthly</code>.</p>`;
 }
 
+/** The operator's way to roll a leaked key (the roll's confirmation page), or who can. */
+function leakRoll(d: KeyPageData): SafeHtml {
+  if (d.readOnly) return html`Roll it in ${d.source}.`;
+  if (!allows(d.role, 'issue') || d.key.status === 'revoked') return html`Rolling needs the role admin.`;
+  return html`<a class="button" href="${path(d.key.id, '/confirm/roll')}" id="leak-roll">Roll the value…</a>`;
+}
+
 /** One key: its record, its use now, the place for its history, its recent audit entries, and the actions the role allows. */
 export function keyPage(ctx: PageContext, d: KeyPageData): string {
   const k = d.key;
@@ -82,6 +90,7 @@ export function keyPage(ctx: PageContext, d: KeyPageData): string {
   const done = d.done && Object.hasOwn(DONE_MESSAGES, d.done) ? DONE_MESSAGES[d.done] : undefined;
   return layout(`Key ${k.id}`, ctx, html`
 ${done ? html`<p class="notice" role="status">${done}</p>` : ''}
+${k.leaked_at ? leakNotice({ leakedAt: k.leaked_at, ...(k.leak_url ? { url: k.leak_url } : {}), ...(k.value_ended_at ? { valueEndedAt: k.value_ended_at } : {}) }, leakRoll(d)) : ''}
 <dl class="record">
   <dt>State</dt><dd><span class="state-${k.status}" id="key-state">${k.status}</span>${pauseReasonList(k)}</dd>
   <dt>Tier</dt><dd>${k.tier}</dd>

@@ -57,7 +57,7 @@ ${rows.map(({ key, usage }) => html`<tr data-key-id="${key.id}">
   <td>${key.tier}</td>
   <td>${key.countries.join(', ')}</td>
   <td>${key.addresses.join(', ')}</td>
-  <td><span class="state-${key.status}">${key.status}</span>${key.status === 'paused' && key.pause_reasons?.length ? html` <span class="muted">(${key.pause_reasons.join(', ')})</span>` : ''}</td>
+  <td><span class="state-${key.status}">${key.status}</span>${key.status === 'paused' && key.pause_reasons?.length ? html` <span class="muted">(${key.pause_reasons.join(', ')})</span>` : ''}${key.leaked_at ? html` <span class="state-revoked" title="reported leaked ${key.leaked_at}: roll it">leaked</span>` : ''}</td>
   <td>${usageBar(usage, 'day', key.id)}</td>
   <td>${usageBar(usage, 'month', key.id)}</td>
 </tr>`)}

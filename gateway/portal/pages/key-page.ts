@@ -1,12 +1,13 @@
 import type { SelfServicePolicy } from '../../config/portal-policy';
 import { html, type SafeHtml } from '../../console/html';
+import { leakNotice } from '../../console/pages/leak-notice';
 import { usageBar } from '../../console/pages/usage-bar';
 import type { UsageView } from '../../keys/key-admin';
 import type { SubscriptionRequest } from '../../requests/subscription-request';
 import type { DailyUsage } from '../../usage/usage-reports';
 import { PAUSE_EXPLANATIONS, type HolderChange, type HolderKey } from '../holder-view';
-import { changeForms, type FormProblem } from './change-forms';
-import { layout, type PortalContext } from './layout';
+import { changeForms, keyPath, type FormProblem } from './change-forms';
+import { csrfField, layout, type PortalContext } from './layout';
 import { changesTable, requestsTable } from './tables';
 
 /** What a finished change says above the key (post-redirect-get: `?done=`). */
@@ -62,6 +63,12 @@ ${days.map((day) => {
 </table>`;
 }
 
+/** The holder's way to roll a leaked key: the roll itself when the policy allows it, else who can. */
+function leakRoll(ctx: PortalContext, k: HolderKey, d: KeyPageData): SafeHtml {
+  if (d.readOnly || !d.policy.roll || k.status === 'revoked') return html`Ask your provider to roll it.`;
+  return html`<form method="post" action="${keyPath(k.id, '/roll')}">${csrfField(ctx)}<input type="hidden" name="version" value="${k.updatedAt}"><button type="submit" id="leak-roll">Roll the value now</button></form>`;
+}
+
 /** One key of the signed-in account: its state, use, history, changes, and the changes the policy allows. */
 export function keyPage(ctx: PortalContext, d: KeyPageData): string {
   const k = d.key;
@@ -69,6 +76,7 @@ export function keyPage(ctx: PortalContext, d: KeyPageData): string {
   const problem = d.problem ? html`<p class="notice error" role="alert">The form has a problem: see the message beside the field. Nothing was changed.</p>` : '';
   return layout(`Key ${k.id}`, ctx, html`
 ${done ? html`<p class="notice info" role="status">${done}</p>` : ''}${problem}
+${k.leak ? leakNotice(k.leak, leakRoll(ctx, k, d)) : ''}
 <dl class="record">
   <dt>State</dt><dd>${state(k)}</dd>
   <dt>Tier</dt><dd id="key-tier">${k.tier}</dd>
