@@ -120,8 +120,7 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
           ? { ...rest, key_sha256: sha256Hex(key), previous_key_sha256: s.key_sha256, previous_expires_at: Date.now() + grace * 1000 }
           : { ...rest, key_sha256: sha256Hex(key) };
       });
-      // The grace end as stored, to the millisecond.
-      const until = after.previous_expires_at;
+      const until = after.previous_expires_at; // the grace end as stored, to the millisecond
       await emit('key.rolled', { key_id: id, previous_key_valid_until: grace > 0 && until !== undefined ? new Date(until).toISOString() : null });
       return { id, key };
     },
