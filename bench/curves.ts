@@ -7,8 +7,8 @@
  *     (counters and key store), page 2 of a walk (a cursor in, a cursor out), 7.9 KB;
  *   - addresses per key 1 → 16: one gateway, five keys bound to 1, 2, 4, 8 and 16 entries (CIDR
  *     ranges, IPv4 and IPv6, the caller's address last), c=10, the keys taking turns;
- *   - keys in Redis 1,000 → 100,000 → 1,000,000 (CURVE_KEYS to choose): a fresh gateway per size,
- *     requests spread over 1,000 of the keys, c=10; start-up time and RSS;
+ *   - keys in Redis 1,000 → 100,000 → 1,000,000 (CURVE_KEYS to choose): a redis-server and a gateway
+ *     per size, taking turns; requests spread over 1,000 of the keys, c=10; start-up time and RSS;
  *   - memory: the gateway under load at c=50 with V8's default young generation and with
  *     `--max-semi-space-size` 8, 4 and 2 (MB), side by side: RSS and CPU per request;
  *   - with BENCH_BEFORE_ROOT (another checkout, built): that build against this one, on Redis,
@@ -167,22 +167,36 @@ async function fillRedis(redis: Redis, from: number, to: number): Promise<void> 
   }
 }
 
-async function redisKeysCurve(env: Env, redis: Redis, sizes: readonly number[]): Promise<Array<CurveRow & { startMs: number }>> {
-  const rows: Array<CurveRow & { startMs: number }> = [];
-  let filled = 0;
-  for (const size of sizes) {
-    const t0 = Date.now();
-    await fillRedis(redis, filled, size);
-    say(`keys in Redis: ${size.toLocaleString('en')} (filled in ${((Date.now() - t0) / 1000).toFixed(0)} s; Redis ${((await redis.info('memory')).match(/used_memory_human:(\S+)/)?.[1]) ?? '?'})`);
-    filled = size;
-    const gw = await gateway(env);
-    const spread = Array.from({ length: 1000 }, (_, i) => fillerValue(Math.floor((i * size) / 1000)));
-    const [g, b] = await alternate([{ url: `${gw.proc.url}/v1/properties?${PAGE}`, pid: gw.proc.child.pid!, keys: spread }, env.baseline], 10);
-    await stop(gw.proc);
-    rows.push({ x: size, gateway: g!, baseline: b!, startMs: gw.startMs });
-    say(`keys in Redis ${size}: start-up ${gw.startMs} ms, ${g!.cpuUs.toFixed(0)} µs CPU/req (baseline ${b!.cpuUs.toFixed(0)}), RSS ${g!.rssMb.toFixed(0)} MB`);
+/**
+ * One redis-server per size, each filled, a fresh gateway on each; then all the gateways and the
+ * baseline take turns, so the sizes are compared in the same rounds (one after another, the drift of
+ * the shared machine over minutes was larger than any effect of the size).
+ */
+async function redisKeysCurve(env: Env, sizes: readonly number[]): Promise<Array<CurveRow & { startMs: number }>> {
+  const servers: Array<Awaited<ReturnType<typeof startRedis>>> = [];
+  try {
+    const gws: Array<{ proc: RunningProcess; startMs: number; keys: string[] }> = [];
+    for (const size of sizes) {
+      const server = await startRedis();
+      servers.push(server);
+      const redis = new Redis(server.url);
+      const t0 = Date.now();
+      await fillRedis(redis, 0, size);
+      say(`keys in Redis: ${size.toLocaleString('en')} filled in ${((Date.now() - t0) / 1000).toFixed(0)} s; Redis ${(await redis.info('memory')).match(/used_memory_human:(\S+)/)?.[1] ?? '?'}`);
+      redis.disconnect();
+      const gw = await gateway({ ...env, redisUrl: server.url });
+      gws.push({ ...gw, keys: Array.from({ length: 1000 }, (_, i) => fillerValue(Math.floor((i * size) / 1000))) });
+    }
+    const points = await alternate([...gws.map((g) => ({ url: `${g.proc.url}/v1/properties?${PAGE}`, pid: g.proc.child.pid!, keys: g.keys })), env.baseline], 10);
+    for (const g of gws) await stop(g.proc);
+    const base = points[points.length - 1]!;
+    return sizes.map((size, i) => {
+      say(`keys in Redis ${size}: start-up ${gws[i]!.startMs} ms, ${points[i]!.cpuUs.toFixed(0)} µs CPU/req (baseline ${base.cpuUs.toFixed(0)}), RSS ${points[i]!.rssMb.toFixed(0)} MB`);
+      return { x: size, gateway: points[i]!, baseline: base, startMs: gws[i]!.startMs };
+    });
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
   }
-  return rows;
 }
 
 async function memoryComparison(env: Env): Promise<CurveRow[]> {
@@ -253,7 +267,7 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
     memory: wanted('memory') ? await memoryComparison(env) : [],
     concurrency: wanted('concurrency') ? await concurrencyCurve(env) : [],
     addresses: wanted('addresses') ? await addressCurve(env, [1, 2, 4, 8, 16]) : [],
-    redisKeys: wanted('keys') ? await redisKeysCurve(env, o.redis, sizes) : [],
+    redisKeys: wanted('keys') ? await redisKeysCurve(env, sizes) : [],
   };
   result.loadAfter = loadavg()[0]!;
   return result;
