@@ -93,6 +93,15 @@ interface DecryptionKey {
   readonly header: string;
 }
 
+function toKey(secret: string): DecryptionKey {
+  const bytes = Buffer.from(secret, 'base64url');
+  if (bytes.length !== 32) throw new Error('a cursor secret must be base64url of 32 bytes');
+  return {
+    key: createSecretKey(bytes),
+    header: Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secret) })).toString('base64url'),
+  };
+}
+
 /**
  * Opaque cursors: compact JWE (RFC 7516) with `dir` and `A256GCM`, whose encrypted payload binds
  * the key id, a hash of the filters, the data service's position and an expiry. The `kid` header
@@ -106,14 +115,6 @@ interface DecryptionKey {
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) throw new Error('cursor lifetime must be a positive number of seconds');
-  const toKey = (secret: string): DecryptionKey => {
-    const bytes = Buffer.from(secret, 'base64url');
-    if (bytes.length !== 32) throw new Error('a cursor secret must be base64url of 32 bytes');
-    return {
-      key: createSecretKey(bytes),
-      header: Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secret) })).toString('base64url'),
-    };
-  };
   const encryption = toKey(options.encryptionSecret);
   const encryptionAad = Buffer.from(encryption.header, AAD_ENCODING);
   const byHeader = new Map<string, DecryptionKey>([[encryption.header, encryption]]);
