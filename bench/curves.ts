@@ -76,11 +76,18 @@ async function once(t: Target, connections: number): Promise<Point> {
 
 const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
-/** Targets take turns in 1 s rounds after a 1 s warm-up each; median round of each (RSS: the highest seen). */
+/** Targets take turns in 1 s rounds after a 1 s warm-up each, the order turning each round; median round of each (RSS: the highest seen). */
 export async function alternate(targets: readonly Target[], connections: number, rounds = SECONDS): Promise<Point[]> {
   for (const t of targets) await autocannon({ url: t.url, connections, duration: roundSeconds(connections), ...load(t) });
   const seen = targets.map((): Point[] => []);
-  for (let r = 0; r < rounds; r++) for (const [i, t] of targets.entries()) seen[i]!.push(await once(t, connections));
+  // The order turns each round: measured in a fixed order the first target came out dearer (the
+  // keys-in-Redis sizes swapped places with the order), so no target keeps a position.
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < targets.length; k++) {
+      const i = (r + k) % targets.length;
+      seen[i]!.push(await once(targets[i]!, connections));
+    }
+  }
   return seen.map((ps) => ({ rps: median(ps.map((p) => p.rps)), cpuUs: median(ps.map((p) => p.cpuUs)), p99: median(ps.map((p) => p.p99)), rssMb: Math.max(...ps.map((p) => p.rssMb)) }));
 }
 
