@@ -66,11 +66,13 @@ const load = (t: Target): object => {
 /** 1 s, or longer at high concurrency: on the loaded machine a 1 s round at c=200 may finish no request. */
 const roundSeconds = (connections: number): number => (connections >= 100 ? 3 : 1);
 
-async function once(t: Target, connections: number): Promise<Point> {
+async function once(t: Target, connections: number): Promise<Point | undefined> {
   const before = cpuSeconds(t.pid);
   const seconds = roundSeconds(connections);
   const r = await autocannon({ url: t.url, connections, duration: seconds, ...load(t) });
-  if (r.non2xx > 0 || r.errors > 0 || r.requests.total === 0) throw new Error(`${t.url}: ${r.requests.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors`);
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.url}: ${r.requests.total} requests, ${r.non2xx} non-2xx, ${r.errors} errors`);
+  // A round in which no answer finished (the machine stalled the process for the whole round) says nothing: left out.
+  if (r.requests.total === 0) return undefined;
   return { rps: r.requests.total / seconds, cpuUs: ((cpuSeconds(t.pid) - before) * 1e6) / r.requests.total, p99: r.latency.p99, rssMb: rssMb(t.pid) };
 }
 
@@ -85,9 +87,12 @@ export async function alternate(targets: readonly Target[], connections: number,
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < targets.length; k++) {
       const i = (r + k) % targets.length;
-      seen[i]!.push(await once(targets[i]!, connections));
+      const point = await once(targets[i]!, connections);
+      if (point) seen[i]!.push(point);
+      else say(`a ${roundSeconds(connections)} s round of ${targets[i]!.url.slice(0, 40)}… finished no request: left out`);
     }
   }
+  if (seen.some((ps) => ps.length === 0)) throw new Error('a target finished no request in any round');
   return seen.map((ps) => ({ rps: median(ps.map((p) => p.rps)), cpuUs: median(ps.map((p) => p.cpuUs)), p99: median(ps.map((p) => p.p99)), rssMb: Math.max(...ps.map((p) => p.rssMb)) }));
 }
 
