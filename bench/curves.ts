@@ -10,7 +10,8 @@
  *   - keys in Redis 1,000 → 100,000 → 1,000,000 (CURVE_KEYS to choose): a redis-server and a gateway
  *     per size, taking turns; requests spread over 1,000 of the keys, c=10; start-up time and RSS;
  *   - memory: the gateway under load at c=50 with V8's default young generation and with
- *     `--max-semi-space-size` 8, 4 and 2 (MB), side by side: RSS and CPU per request;
+ *     `--max-semi-space-size` 8, 4 and 2 (MB), side by side: RSS and CPU per request (CURVES=memory-embedded:
+ *     the same for the embedded gateway, keys file and memory counters);
  *   - with BENCH_BEFORE_ROOT (another checkout, built): that build against this one, on Redis,
  *     page 2, c=10 and c=50, taking turns (the before/after of this round's levers as a whole).
  *
@@ -98,12 +99,15 @@ export async function alternate(targets: readonly Target[], connections: number,
 
 interface Env { backendUrl: string; redisUrl: string; keysFile: string; baseline: Target }
 
+/** Variables with an empty value are left out (an empty REDIS_URL in `extra`: an embedded gateway). */
+const withoutEmpty = (vars: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(vars).filter(([, v]) => v !== ''));
+
 async function gateway(env: Env, extra: Record<string, string> = {}, root = ROOT): Promise<{ proc: RunningProcess; startMs: number }> {
   const started = Date.now();
-  const proc = await startNodeScript(path.join(root, 'dist', 'gateway', 'main.js'), {
+  const proc = await startNodeScript(path.join(root, 'dist', 'gateway', 'main.js'), withoutEmpty({
     PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'),
     BACKEND_URL: env.backendUrl, KEYS_FILE: env.keysFile, REDIS_URL: env.redisUrl, KEY_STORE: 'redis', NODE_OPTIONS: SHIPPED_NODE_OPTIONS, ...extra,
-  }, 60_000);
+  }), 60_000);
   return { proc: quiet(proc), startMs: Date.now() - started };
 }
 
@@ -122,7 +126,7 @@ async function stop(p: RunningProcess): Promise<void> {
 export interface CurveRow { x: number | string; gateway: Point; baseline?: Point }
 export interface Curves {
   date: string; node: string; seconds: number; loadBefore: number; loadAfter: number;
-  concurrency: CurveRow[]; addresses: CurveRow[]; redisKeys: Array<CurveRow & { startMs: number }>; memory: CurveRow[]; builds?: CurveRow[];
+  concurrency: CurveRow[]; addresses: CurveRow[]; redisKeys: Array<CurveRow & { startMs: number }>; memory: CurveRow[]; memoryEmbedded?: CurveRow[]; builds?: CurveRow[];
 }
 
 async function concurrencyCurve(env: Env): Promise<CurveRow[]> {
@@ -211,15 +215,16 @@ async function redisKeysCurve(env: Env, sizes: readonly number[]): Promise<Array
   }
 }
 
-async function memoryComparison(env: Env): Promise<CurveRow[]> {
+/** `embedded`: the keys file and memory counters (no Redis) instead of Redis for both. */
+async function memoryComparison(env: Env, embedded = false): Promise<CurveRow[]> {
   const variants = ['', '--max-semi-space-size=8', '--max-semi-space-size=4', '--max-semi-space-size=2'];
   const gws = [];
-  for (const v of variants) gws.push(await gateway(env, { NODE_OPTIONS: v }));
+  for (const v of variants) gws.push(await gateway(env, { NODE_OPTIONS: v, ...(embedded ? { KEY_STORE: 'file', REDIS_URL: '' } : {}) }));
   const targets = await Promise.all(gws.map(async (g) => ({ url: await page2(g.proc.url), pid: g.proc.child.pid! })));
   const points = await alternate(targets, 50);
   for (const g of gws) await stop(g.proc);
   return variants.map((v, i) => {
-    say(`memory ${v || 'V8 default'}: RSS ${points[i]!.rssMb.toFixed(0)} MB, ${points[i]!.cpuUs.toFixed(0)} µs CPU/req, p99 ${points[i]!.p99} ms`);
+    say(`memory${embedded ? ', embedded' : ''} ${v || 'V8 default'}: RSS ${points[i]!.rssMb.toFixed(0)} MB, ${points[i]!.cpuUs.toFixed(0)} µs CPU/req, p99 ${points[i]!.p99} ms`);
     return { x: v || 'V8 default', gateway: points[i]! };
   });
 }
@@ -257,6 +262,7 @@ export function renderCurves(c: Curves): string {
     '### Keys in Redis (first page, c=10, over 1,000 of the keys)', '', table(c.redisKeys, 'keys', (r) => `${(r as CurveRow & { startMs: number }).startMs}`, ' start-up ms |'),
     '### Memory: the young generation (c=50, page 2)', '', table(c.memory, 'NODE_OPTIONS'),
   ];
+  if (c.memoryEmbedded?.length) out.push('### Memory, embedded gateway (keys file, memory counters; c=50, page 2)', '', table(c.memoryEmbedded, 'NODE_OPTIONS'));
   if (c.builds) out.push('### This round against the code before it (page 2, side by side)', '', table(c.builds, 'build'));
   return out.join('\n');
 }
@@ -277,6 +283,7 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
     date: new Date().toISOString(), node: process.version, seconds: SECONDS, loadBefore, loadAfter: 0,
     builds: beforeRoot && wanted('builds') ? await buildsComparison(env, beforeRoot) : undefined,
     memory: wanted('memory') ? await memoryComparison(env) : [],
+    memoryEmbedded: wanted('memory-embedded') ? await memoryComparison(env, true) : [],
     concurrency: wanted('concurrency') ? await concurrencyCurve(env) : [],
     addresses: wanted('addresses') ? await addressCurve(env, [1, 2, 4, 8, 16]) : [],
     redisKeys: wanted('keys') ? await redisKeysCurve(env, sizes) : [],
