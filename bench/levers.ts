@@ -23,7 +23,7 @@
 import autocannon from 'autocannon';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
@@ -314,9 +314,12 @@ async function cursorLever(position: string): Promise<LeverResult[]> {
     };
   };
 
-  const codec = createCursorCodec({ encryptionSecret: secretText, ttlSeconds });
+  // The codec without memory of the cursors it issued (every open decrypts), and as the gateway runs it.
+  const codec = createCursorCodec({ encryptionSecret: secretText, ttlSeconds, rememberIssued: 0 });
   let codecToken = codec.issue(keyId, filters, position);
-  const [raw, once, gateway] = await timePairs([
+  const remembering = createCursorCodec({ encryptionSecret: secretText, ttlSeconds });
+  let rememberedToken = remembering.issue(keyId, filters, position);
+  const [raw, once, gateway, remembered] = await timePairs([
     await josePairs(secret), // raw key bytes on every call: jose turns them into a key each time
     await josePairs(createSecretKey(secret)), // imported once
     // Synchronous, but timed through the same awaited loop as jose so the loop costs the same.
@@ -325,16 +328,24 @@ async function cursorLever(position: string): Promise<LeverResult[]> {
       if (opened.kind !== 'valid' || opened.position !== position) throw new Error('codec cursor did not round-trip');
       codecToken = codec.issue(keyId, filters, position);
     },
-  ]) as [number, number, number];
+    () => {
+      const opened = remembering.open(rememberedToken, keyId, filters);
+      if (opened.kind !== 'valid' || opened.position !== position) throw new Error('remembering codec cursor did not round-trip');
+      rememberedToken = remembering.issue(keyId, filters, position);
+    },
+  ]) as [number, number, number, number];
   progress(`cursor: jose, raw key per call          ${raw.toFixed(1).padStart(6)} µs per decrypt+encrypt`);
   progress(`cursor: jose, key imported once         ${once.toFixed(1).padStart(6)} µs per decrypt+encrypt`);
   progress(`cursor: gateway codec (node:crypto)     ${gateway.toFixed(1).padStart(6)} µs per decrypt+encrypt`);
+  progress(`cursor: codec, issued cursors remembered ${remembered.toFixed(1).padStart(5)} µs per open+encrypt`);
 
   const how = `in-process, wall time per decrypt+encrypt pair (dir + A256GCM, the codec's claims); all variants warmed up (${CURSOR_WARM_UP.toLocaleString('en')} pairs), then ${CURSOR_ROUNDS} alternating rounds of ${CURSOR_PER_ROUND.toLocaleString('en')}, median round`;
   return [
     result('Cursor: key imported once', 'µs/pair', ['jose, raw key bytes per call', raw], ['jose, createSecretKey once', once], how),
     result('Cursor: gateway codec', 'µs/pair', ['jose, createSecretKey once', once], ['gateway codec (node:crypto, sync)', gateway],
       `same measurement; jose with the raw key per call → codec: ${(gateway / raw).toFixed(2)}×`),
+    result('Cursor: the cursors this process issued remembered', 'µs/pair', ['codec, every cursor decrypted', gateway], ['codec, an issued cursor opened from a bounded LRU (4,096)', remembered],
+      'same measurement; each pair opens the cursor the previous pair issued, as a walk does (a cursor from another process, or one that left the LRU, still costs the decryption)'),
   ];
 }
 
@@ -515,6 +526,42 @@ async function pageLever(backendUrl: string): Promise<LeverResult[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Lever 7: the answer's head and body on the socket (child processes)
+
+async function answerWritesLever(backendUrl: string, seconds: number, started: LeverServer[]): Promise<LeverResult[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'lever-writes-'));
+  try {
+    const pageFile = path.join(dir, 'page.json');
+    writeFileSync(pageFile, Buffer.from(await (await fetch(`${backendUrl}/internal/v1/listings?country=GB&limit=20`, { headers: { 'x-page-format': 'public-array' } })).arrayBuffer()));
+    const modes = [
+      { mode: 'writev', name: 'setHeader, end(buffer): head + body in one writev' },
+      { mode: 'one-write', name: 'setHeader, end(latin1 string): one write' },
+      { mode: 'writehead', name: 'writeHead(array), end(buffer)' },
+    ];
+    const expected = readFileSync(pageFile);
+    for (const m of modes) {
+      const server = await startServer('answer-writes.js', { MODE: m.mode, PAGE_FILE: pageFile });
+      started.push(server);
+      const got = Buffer.from(await (await fetch(server.url)).arrayBuffer());
+      await server.stop();
+      if (!got.equals(expected)) throw new Error(`answer-writes ${m.mode} changed the body`);
+    }
+    const rows: Array<[string, Driven[]]> = [];
+    for (const c of [10, CONCURRENCY]) {
+      const measured = await compareServers(modes.map((m) => ({ name: m.name, file: 'answer-writes.js', env: { MODE: m.mode, PAGE_FILE: pageFile } })), '/', seconds, started, c);
+      measured.forEach((d, i) => progress(`answer writes c=${c}: ${modes[i]!.name.padEnd(50)} ${d.cpuUs.toFixed(1).padStart(6)} µs CPU/req  ${d.rps.toFixed(0).padStart(6)} req/s`));
+      rows.push([`c=${c}`, measured]);
+    }
+    const how = `a node:http server answering the same ${expected.length}-byte page and the gateway's head fields from memory, only the writing differs; server CPU per request from /proc; ${sideBySide(seconds)}`;
+    return rows.flatMap(([c, m]) => [
+      result(`Answer writes, ${c}`, 'µs CPU/req', [modes[0]!.name, m[0]!.cpuUs], [modes[1]!.name, m[1]!.cpuUs], `${how}; writeHead with an array: ${m[2]!.cpuUs.toFixed(1)} µs`),
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Lever 6: the keys file at scale (child processes)
 
 function keysLever(keysFile: string): LeverResult[] {
@@ -629,6 +676,7 @@ export async function runLevers(options: LeverOptions): Promise<LeverResult[]> {
       ...(wanted('limits') ? await limitsLever(options.redisUrl, options.seconds) : []),
       ...(wanted('logging') ? await loggingLever(options.seconds, started) : []),
       ...(wanted('page') ? await pageLever(options.backendUrl) : []),
+      ...(wanted('writes') ? await answerWritesLever(options.backendUrl, options.seconds, started) : []),
       ...(options.bigKeysFile && wanted('keys') ? keysLever(options.bigKeysFile) : []),
     ];
   } finally {

@@ -32,6 +32,8 @@ import { renderPortal, runPortal } from './portal';
 import { renderHooks, runHooks } from './hooks';
 import { renderLevers, runLevers } from './levers';
 import { renderWorkers, runWorkers } from './workers';
+import { renderCurves, runCurves, writeCurves } from './curves';
+import { SHIPPED_NODE_OPTIONS } from './proc-cpu';
 import { renderProfile, summariseProfile } from './profile';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
@@ -178,7 +180,7 @@ async function firstCursorAt(base: string, page: number, query = PAGE): Promise<
 
 async function startGateway(env: Record<string, string>): Promise<{ proc: RunningProcess; startMs: number }> {
   const started = Date.now();
-  const proc = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env }, 60_000);
+  const proc = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', NODE_OPTIONS: SHIPPED_NODE_OPTIONS, CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env }, 60_000);
   return { proc: quiet(proc), startMs: Date.now() - started };
 }
 
@@ -250,7 +252,7 @@ async function main(): Promise<void> {
   const profileFile = path.join(tmp, 'gateway.cpuprofile');
   const profiled = await startGateway({
     BACKEND_URL: backend.url, KEYS_FILE: keys1, REDIS_URL: redisServer.url, KEY_STORE: 'redis',
-    NODE_OPTIONS: `--require ${path.join(ROOT, 'bench/peers/cpu-profile.js')}`, CPU_PROFILE_FILE: profileFile,
+    NODE_OPTIONS: `${SHIPPED_NODE_OPTIONS} --require ${path.join(ROOT, 'bench/peers/cpu-profile.js')}`, CPU_PROFILE_FILE: profileFile,
   });
   const profiledUrl = `${profiled.proc.url}/v1/properties?${PAGE}&cursor=${await firstCursorAt(profiled.proc.url, 2)}`;
   await drive(profiledUrl, 50, profiled.proc.child.pid, SECONDS);
@@ -322,10 +324,15 @@ async function main(): Promise<void> {
   // /v1 with the providers' listener (and Stripe) on and off, on Redis (bench/hooks.ts).
   const hooks = await runHooks({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
+  // The cost curves (bench/curves.ts): concurrency, addresses per key, keys in Redis, memory.
+  const baselineForCurves = quiet(await startNodeScript(path.join(ROOT, 'bench/baseline-proxy.js'), { TARGET_URL: backend.url }));
+  const curves = await runCurves({ backendUrl: backend.url, redisUrl: redisServer.url, baselineUrl: baselineForCurves.url, baselinePid: baselineForCurves.child.pid!, redis });
+  writeCurves(curves);
+
   const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers, edges, portal, hooks };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}\n## /v1 with the providers' listener on and off\n\n${renderHooks(hooks)}`;
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}\n## /v1 with the providers' listener on and off\n\n${renderHooks(hooks)}\n## Cost curves\n\n${renderCurves(curves)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   writeFileSync(path.join(dir, 'profile.md'), profileMarkdown);

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { ROOT, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
+import { cpuSeconds, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 
 const CONNECTIONS = 50;
 const ROUNDS = 3;
@@ -26,6 +27,8 @@ export interface WorkersMeasure {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU µs per request of the primary and its workers together (from /proc). */
+  cpuUs: number;
   non2xx: number;
 }
 
@@ -78,6 +81,7 @@ export async function runWorkers(o: { backendUrl: string; redisUrl: string; seco
           REDIS_URL: o.redisUrl,
           CURSOR_SECRET: randomBytes(32).toString('base64url'),
           GATEWAY_WORKERS: String(workers),
+          NODE_OPTIONS: SHIPPED_NODE_OPTIONS,
         },
         60_000,
       ),
@@ -94,8 +98,11 @@ export async function runWorkers(o: { backendUrl: string; redisUrl: string; seco
       const rounds: WorkersMeasure[][] = [[], []];
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, url] of urls.entries()) {
+          const pid = gateways[i]!.child.pid!;
+          const cpuBefore = cpuSeconds(pid);
           const r = await autocannon({ url, connections: CONNECTIONS, duration: o.seconds, headers });
-          rounds[i]!.push({ path, workers: i + 1, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx });
+          const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / r.requests.total;
+          rounds[i]!.push({ path, workers: i + 1, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuUs, non2xx: r.non2xx });
         }
       }
       const [one, two] = [median(rounds[0]!), median(rounds[1]!)];
@@ -108,13 +115,13 @@ export async function runWorkers(o: { backendUrl: string; redisUrl: string; seco
 }
 
 export function renderWorkers(r: WorkersResult): string {
-  const row = (m: WorkersMeasure): string => `| \`${m.path}\` | ${m.workers} | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.non2xx} |`;
+  const row = (m: WorkersMeasure): string => `| \`${m.path}\` | ${m.workers} | ${m.rps.toFixed(0)} | ${m.cpuUs.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.non2xx} |`;
   return [
     `Gateway with Redis counters, c=${r.connections}, median of ${ROUNDS} alternating rounds; ` +
       `load average ${r.loadBefore.toFixed(1)} before, ${r.loadAfter.toFixed(1)} after (the load generator, data service and Redis run on the same cores):`,
     '',
-    '| Path | GATEWAY_WORKERS | req/s | p50 ms | p99 ms | non-2xx |',
-    '|---|---|---|---|---|---|',
+    '| Path | GATEWAY_WORKERS | req/s | CPU µs/req (all processes) | p50 ms | p99 ms | non-2xx |',
+    '|---|---|---|---|---|---|---|',
     ...r.comparisons.flatMap((c) => [row(c.one), row(c.two)]),
     '',
     ...r.comparisons.map((c) => `\`${c.one.path}\`: 2 workers / 1 worker ×${c.ratio.toFixed(2)}`),

@@ -1,6 +1,7 @@
 // gateway/cursor/: the public list cursors: encrypted and bound to their filters (compact JWE, dir + A256GCM
 // with node:crypto), with a kid so keys rotate.
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, randomFillSync, type KeyObject } from 'node:crypto';
+import { ISSUED_CURSORS_BOUND, issuedCursors, type CursorClaims } from './issued-cursors';
 
 /** The filters a cursor is bound to. An omitted optional filter is part of the binding too. */
 export interface CursorFilters {
@@ -24,6 +25,8 @@ export interface CursorCodecOptions {
   /** Retired secrets still accepted for decryption during a rotation. */
   readonly previousSecrets?: readonly string[];
   readonly ttlSeconds: number;
+  /** How many cursors this process issued are remembered, so opening them skips the decryption (0: none). */
+  readonly rememberIssued?: number;
 }
 
 /** Cursors above this size are refused before any decryption is attempted. */
@@ -78,13 +81,8 @@ export function filtersHash(f: CursorFilters): string {
   return hash;
 }
 
-/** The claims inside a cursor. Extra claims are ignored when opening. */
-interface CursorPayload {
-  k: string; // key id
-  f: string; // filters hash
-  p: string; // position in the data service
-  exp: number; // expiry, seconds since the epoch (JWT NumericDate)
-}
+/** The claims inside a cursor: k key id, f filters hash, p position in the data service, exp expiry (seconds since the epoch). Extra claims are ignored when opening. */
+type CursorPayload = CursorClaims;
 
 /** True when `segment` is canonical base64url: re-encoding its bytes gives it back. */
 const isCanonical = (segment: string, bytes: Buffer): boolean => bytes.toString('base64url') === segment;
@@ -93,6 +91,15 @@ interface DecryptionKey {
   readonly key: KeyObject;
   /** The protected header this key's cursors carry, base64url: also the GCM additional data. */
   readonly header: string;
+}
+
+function toKey(secret: string): DecryptionKey {
+  const bytes = Buffer.from(secret, 'base64url');
+  if (bytes.length !== 32) throw new Error('a cursor secret must be base64url of 32 bytes');
+  return {
+    key: createSecretKey(bytes),
+    header: Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secret) })).toString('base64url'),
+  };
 }
 
 /**
@@ -108,14 +115,6 @@ interface DecryptionKey {
  */
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   if (!Number.isFinite(options.ttlSeconds) || options.ttlSeconds <= 0) throw new Error('cursor lifetime must be a positive number of seconds');
-  const toKey = (secret: string): DecryptionKey => {
-    const bytes = Buffer.from(secret, 'base64url');
-    if (bytes.length !== 32) throw new Error('a cursor secret must be base64url of 32 bytes');
-    return {
-      key: createSecretKey(bytes),
-      header: Buffer.from(JSON.stringify({ alg: 'dir', enc: 'A256GCM', kid: cursorKeyId(secret) })).toString('base64url'),
-    };
-  };
   const encryption = toKey(options.encryptionSecret);
   const encryptionAad = Buffer.from(encryption.header, AAD_ENCODING);
   const byHeader = new Map<string, DecryptionKey>([[encryption.header, encryption]]);
@@ -123,6 +122,7 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     const key = toKey(secret);
     if (!byHeader.has(key.header)) byHeader.set(key.header, key);
   }
+  const issued = issuedCursors(options.rememberIssued ?? ISSUED_CURSORS_BOUND);
 
   function issue(keyId: string, filters: CursorFilters, position: string): string {
     const payload: CursorPayload = { k: keyId, f: filtersHash(filters), p: position, exp: Math.floor(Date.now() / 1000) + options.ttlSeconds };
@@ -130,7 +130,9 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     const cipher = createCipheriv('aes-256-gcm', encryption.key, iv);
     cipher.setAAD(encryptionAad);
     const ciphertext = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()]);
-    return `${encryption.header}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+    const token = `${encryption.header}..${iv.toString('base64url')}.${ciphertext.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`;
+    issued.remember(token, payload);
+    return token;
   }
 
   /** The payload's claims, or why there are none. */
@@ -171,7 +173,9 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
     issue,
 
     open(token, keyId, filters) {
-      const claims = decrypt(token);
+      // A cursor this process issued opens from memory (the same string, so the same bytes it
+      // encrypted); anything else, tampered ones included, goes through the decryption.
+      const claims = (typeof token === 'string' ? issued.recall(token) : undefined) as Record<string, unknown> | undefined ?? decrypt(token);
       const invalid = (reason: Extract<CursorCheck, { kind: 'invalid' }>['reason']): CursorCheck => ({ kind: 'invalid', reason });
       if (typeof claims === 'string') return invalid(claims);
       const now = Date.now() / 1000;
