@@ -75,9 +75,17 @@ describe('configured, against the Redis key store', () => {
 
   test('50 unknown keys from one address: 5 refused 401 (5 look-ups), then 429 with no look-up', async () => {
     await awayFromMinuteEdge(15_000);
-    // A valid key first: its look-up is not charged, and it is cached.
-    expect((await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } })).status).toBe(200);
-    const lookupsBefore = proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length;
+    // A valid key first: its look-up is not charged, and it is cached. A read that raced the
+    // gateway's subscription to key changes is answered but not cached (the subscription distrusts
+    // what was read before it), so the key is sent until one answer came from the cache.
+    const keyReads = () => proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length;
+    for (let i = 0, cached = false; !cached; i++) {
+      if (i === 20) throw new Error('the valid key was never served from the cache');
+      const readsBefore = keyReads();
+      expect((await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': value } })).status).toBe(200);
+      cached = i > 0 && keyReads() === readsBefore;
+    }
+    const lookupsBefore = keyReads();
     const statuses: number[] = [];
     for (let i = 0; i < 50; i++) statuses.push((await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('flood') } })).status);
     const lookups = proxy.commands.filter((c) => c.args[0]?.toLowerCase() === 'get' && c.args[1]?.startsWith('lgw:keyhash:')).length - lookupsBefore;
