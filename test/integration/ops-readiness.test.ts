@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { request } from 'undici';
 import {
-  DEFAULT_TIERS, closedPort, cursorSecret, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, sleep, startGateway, startStub,
+  DEFAULT_TIERS, closedPort, cursorSecret, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, eventually, sleep, startGateway, startStub,
   writeGatewayConfig, writeKeysFile, type Proc, type Stub,
 } from '../kit/gateway-stack';
 import { announcedUrl, waitForLine } from '../kit/log-lines';
@@ -63,14 +63,12 @@ test('503 "starting" until the gateway serves, then 200 with Redis away (keys fr
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
-    let first: Awaited<ReturnType<typeof readyz>>;
-    const deadline = Date.now() + 15_000;
-    while (!(first = await readyz(opsUrl)) && Date.now() < deadline) await sleep(20);
+    const first = await eventually('the ops listener answers', () => readyz(opsUrl), { timeoutMs: 15_000, intervalMs: 20 });
     // The first answer comes while start-up still waits for Redis: not ready, "starting".
     expect(output).not.toMatch(/"msg":"listening"/);
     expect(first).toEqual({ status: 503, body: { ready: false, status: 'starting', checks: {} } });
 
-    while (!/"msg":"listening"/.test(output) && Date.now() < deadline + 15_000) await sleep(50);
+    await eventually('the public listener', () => /"msg":"listening"/.test(output), { timeoutMs: 30_000 });
     const serving = await readyz(opsUrl);
     expect(serving).toEqual({
       status: 200,

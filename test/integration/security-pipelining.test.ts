@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
-import { randomKeyValue, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { randomKeyValue, eventually, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
 import { ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
 
 /** Set short here (default 30 s) so the suite does not wait. */
@@ -31,12 +31,7 @@ export const openDescriptors = (p: number): number => fs.readdirSync(`/proc/${p}
 export const rssMb = (p: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))![1]) / 1024;
 
 async function pollUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(100);
-  }
-  return check();
+  return eventually('the condition', check, { timeoutMs, intervalMs: 100 }).catch(() => check());
 }
 
 const request = (path: string, id: string): string => `GET ${path} HTTP/1.1\r\nHost: gw\r\nX-Request-Id: ${id}\r\n\r\n`;
