@@ -18,6 +18,8 @@ import { freePort } from '../kit/redis-server';
 const value = randomKeyValue('ready');
 let stub: Stub;
 let slowMs = 0;
+/** Page requests the data service has received. */
+let pagesAsked = 0;
 let keysFile: string;
 let gatewayConfig: string;
 
@@ -26,6 +28,7 @@ beforeAll(async () => {
   stub = await startStub((req, res) => {
     res.setHeader('content-type', 'application/json');
     if (req.url?.startsWith('/internal/health')) return res.end('{"status":"ok"}');
+    pagesAsked++;
     setTimeout(() => res.end(JSON.stringify({ items: [{ id: 'GB-1', country: 'GB', listing_type: 'sale', property_type: 'house' }], next_after: null })), slowMs);
   });
   const dir = makeTempDir();
@@ -97,8 +100,9 @@ describe('a serving gateway', () => {
 
   test('503 "draining" after SIGTERM while in-flight requests finish, answered until the process exits', async () => {
     slowMs = 1500;
+    const asked = pagesAsked;
     const inFlight = Array.from({ length: 5 }, () => getWithKey(gateway.url, '/v1/properties?country=GB', value, { timeoutMs: 15_000 }));
-    await sleep(300);
+    await eventually('the five requests at the data service', () => pagesAsked >= asked + 5);
     const exited = new Promise<number | null>((resolve) => gateway.child.once('exit', resolve));
     let done = false;
     void exited.then(() => (done = true));

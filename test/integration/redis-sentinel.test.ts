@@ -6,7 +6,7 @@
  */
 import type { RedisClient } from '../../gateway/redis/connect';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
-import { awayFromMinuteEdge, budget, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { awayFromMinuteEdge, budget, expectError, eventually, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
 import { runKeysCliWith } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
@@ -90,7 +90,7 @@ describe('Redis Sentinel, two instances', () => {
       label: 'sentinel', urls, ops, loadValue, burstValues, limit: LIMIT,
       kill: () => set.master.kill(),
       promoted: async () => {
-        while ((await set.currentMasterPort().catch(() => set.master.port)) === set.master.port) await sleep(100);
+        await eventually('a replica promoted', async () => (await set.currentMasterPort().catch(() => set.master.port)) !== set.master.port, { timeoutMs: 60_000, intervalMs: 100 });
       },
     });
   });

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { randomKeyValue, eventually, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
-import { ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
+import { accessLineOf, ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
 
 /** Set short here (default 30 s) so the suite does not wait. */
 const STALL_TIMEOUT_MS = 2000;
@@ -80,7 +80,7 @@ const ids = (n: number): string[] => {
 test('finding 1: pipelined /docs/assets requests then a close leave no descriptor open', async () => {
   // Warm up (first answers load code), then the baseline.
   const warm = hold(request('/docs/assets/swagger-ui.css', 'warm') + request('/v1/openapi.json', 'warm2'), true);
-  await sleep(500);
+  await eventually('both warm-up answers logged', () => accessLineOf(stack.gateway.output, 'warm') && accessLineOf(stack.gateway.output, 'warm2'));
   warm.socket.destroy();
   await warm.closed;
   await sleep(300);
