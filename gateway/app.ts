@@ -1,6 +1,7 @@
 import type { RequestListener } from 'node:http';
 import type express from 'express';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock';
 import type { CursorCodec } from './cursor/cursor-codec';
 import { ApiError } from './errors';
 import type { KeyStore } from './keys/key-record';
@@ -51,6 +52,8 @@ export interface AppDeps {
   readonly quotaWatcher?: QuotaWatcher;
   /** Traces (gateway/tracing/), when on. */
   readonly tracer?: RequestTracer;
+  /** What "now" is on the request's way (limit windows, key expiry); default: the system clock. */
+  readonly clock?: Clock;
 }
 
 /** A request body is read and dropped up to this size; a larger one closes the connection. */
@@ -88,14 +91,15 @@ export function createGateway(deps: AppDeps): RequestListener {
   // A key pasted into the path is refused right after the key is known, before anything is forwarded.
   // An address over its budget of refused authentications gets 429 before any key look-up, unless
   // its key is one this process already holds as valid.
+  const clock = deps.clock ?? systemClock;
   const authenticateKey = deps.refusedAuth
-    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore), presentsKnownKey(deps.keyStore), () => deps.metrics.tally.limitRefusals.add('address'))
-    : authenticate(deps.keyStore);
+    ? withinRefusedAuthBudget(deps.refusedAuth, authenticate(deps.keyStore, clock), presentsKnownKey(deps.keyStore, clock), () => deps.metrics.tally.limitRefusals.add('address'))
+    : authenticate(deps.keyStore, clock);
   // Each route's steps are typed (pipeline.ts, Route): a step that reads the key, a checked query
   // or the cursor's filters only compiles after the step that sets it.
   const identify = <Start extends object>(start: Route<Start>) => start.then(authenticateKey).then(refuseKeyInPath()).then(bindAddress()).then(checkKeyState());
   const watcher = deps.quotaWatcher;
-  const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)));
+  const limits = enforceLimits(deps.counters, deps.metrics, watcher && ((keyId, decision) => watcher.observe(keyId, decision)), clock);
   const routes = {
     ping: identify(Route.start()).then(limits).then(validateNoQuery()).then(ping()),
     properties: identify(Route.start()).then(limits).then(validateListQuery()).then(checkEntitlement('listQuery')).then(openCursor(deps.cursors))

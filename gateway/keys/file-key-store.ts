@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import type { KeyLookup, KeyStore } from './key-record';
 import type { FileKey } from './key-record-build';
 
@@ -33,14 +34,15 @@ export function indexFileKeys(keys: readonly FileKey[], byHash: FileKeyIndex = n
 }
 
 /** The embedded key store: records from the YAML keys file, in a map by SHA-256. */
-export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
+/** `clock` decides when a previous value's grace is over (default: the system clock). */
+export function createFileKeyStore(keys: readonly FileKey[], clock: Clock = systemClock): FileKeyStore {
   let byHash = indexFileKeys(keys);
   return {
     lookup(keySha256) {
       const entry = byHash.get(keySha256);
       if (!entry) return NOT_FOUND;
       if ('kind' in entry) return entry;
-      if (entry.expiresAt <= Date.now()) {
+      if (entry.expiresAt <= clock.now()) {
         // A previous value whose grace is over: refused like an unknown one, but the log says whose.
         return { kind: 'not_found', keyId: entry.lookup.record.id, reason: 'expired_grace' };
       }
@@ -50,7 +52,7 @@ export function createFileKeyStore(keys: readonly FileKey[]): FileKeyStore {
       const entry = byHash.get(keySha256);
       if (!entry) return undefined;
       if ('kind' in entry) return entry.kind === 'found' ? entry.record : undefined;
-      return entry.expiresAt > Date.now() ? entry.lookup.record : undefined;
+      return entry.expiresAt > clock.now() ? entry.lookup.record : undefined;
     },
     replace(next) {
       byHash = indexFileKeys(next);

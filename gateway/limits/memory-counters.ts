@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import type { Limits } from '../config/gateway-config';
 import type { Counters, LimitDecision } from './counters';
 import { decide, hasRoom, type WindowCounts } from './decide';
@@ -22,7 +23,8 @@ export interface MemoryCounters extends Counters {
   refund(keyId: string, countedAtMs: number): void;
 }
 
-export function createMemoryCounters(): MemoryCounters {
+/** `clock` tells the instant of a request that names none (default: the system clock). */
+export function createMemoryCounters(clock: Clock = systemClock): MemoryCounters {
   const byKey = new Map<string, KeyWindows>();
 
   /** The key's counters, rolled over to the windows `bounds` (of the request's instant). */
@@ -45,7 +47,7 @@ export function createMemoryCounters(): MemoryCounters {
   }
 
   return {
-    consume(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
+    consume(keyId: string, limits: Limits, nowMs = clock.now()): LimitDecision {
       const bounds = windowsAt(nowMs);
       const entry = current(keyId, bounds);
       const used: WindowCounts = { ...entry.counts };
@@ -55,7 +57,7 @@ export function createMemoryCounters(): MemoryCounters {
       entry.counts.month++;
       return decide(used, limits, nowMs, true, bounds);
     },
-    peek(keyId: string, limits: Limits, nowMs = Date.now()): LimitDecision {
+    peek(keyId: string, limits: Limits, nowMs = clock.now()): LimitDecision {
       const bounds = windowsAt(nowMs);
       return decide({ ...current(keyId, bounds).counts }, limits, nowMs, false, bounds);
     },

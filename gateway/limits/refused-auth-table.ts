@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { systemClock, type Clock } from '../clock';
 
 /**
  * The unauthenticated budget's table: refused authentications charged per address and UTC minute,
@@ -53,7 +54,8 @@ function networkUnit(ip: string): string {
 
 const SCOPES = [addressUnit, networkUnit] as const;
 
-export function createRefusedAuthBudget(initialPerMinute: number, initialTracked = DEFAULT_REFUSED_AUTH_TRACKED): RefusedAuthBudget {
+/** `clock` decides the minute of a charge or a question that names no instant (default: the system clock). */
+export function createRefusedAuthBudget(initialPerMinute: number, initialTracked = DEFAULT_REFUSED_AUTH_TRACKED, clock: Clock = systemClock): RefusedAuthBudget {
   let perMinute = initialPerMinute;
   let tracked = initialTracked;
   let minute = 0;
@@ -85,12 +87,12 @@ export function createRefusedAuthBudget(initialPerMinute: number, initialTracked
   };
 
   return {
-    waitFor(ip, nowMs = Date.now()) {
+    waitFor(ip, nowMs = clock.now()) {
       if (perMinute === 0 || tables[0]!.size === 0) return 0;
       roll(nowMs);
       return used(ip) >= perMinute ? Math.max(1, Math.ceil((minute + MINUTE_MS - nowMs) / 1000)) : 0;
     },
-    charge(ip, nowMs = Date.now()) {
+    charge(ip, nowMs = clock.now()) {
       if (perMinute === 0) return;
       roll(nowMs);
       for (let i = 0; i < SCOPES.length; i++) {

@@ -1,5 +1,6 @@
 // gateway/policies/: the public path's policies, one rule a file, run by app.ts in the contract's order:
 // authenticate, key in path, address, key state, tier (insights), limits, query, entitlement, cursor.
+import { systemClock, type Clock } from '../clock';
 import { ApiError } from '../errors';
 import { isPlausibleKeyValue, sha256Hex } from '../keys/key-format';
 import type { KeyStore } from '../keys/key-record';
@@ -31,12 +32,12 @@ function presentedValue(ctx: Parameters<Step>[0]): string | undefined {
  * expired) with no round trip to the store (KeyStore.known): the refused-auth budget serves such a
  * key even for an address over its budget. False for a store that cannot tell synchronously.
  */
-export function presentsKnownKey(store: KeyStore): (ctx: Parameters<Step>[0]) => boolean {
+export function presentsKnownKey(store: KeyStore, clock: Clock = systemClock): (ctx: Parameters<Step>[0]) => boolean {
   return function presentsKnown(ctx) {
     if (!store.known) return false;
     const value = presentedValue(ctx);
     const record = value === undefined ? undefined : store.known(sha256Hex(value));
-    return record !== undefined && record.status !== 'revoked' && (record.expiresAt === undefined || record.expiresAt > Date.now());
+    return record !== undefined && record.status !== 'revoked' && (record.expiresAt === undefined || record.expiresAt > clock.now());
   };
 }
 
@@ -46,7 +47,7 @@ export function presentsKnownKey(store: KeyStore): (ctx: Parameters<Step>[0]) =>
  * prefix and a bad checksum is refused without a store look-up. A store that cannot answer gives
  * 503 `service_unavailable`, never 401: a working key must not look revoked during an outage.
  */
-export function authenticate(store: KeyStore): Step<object, Keyed> {
+export function authenticate(store: KeyStore, clock: Clock = systemClock): Step<object, Keyed> {
   // Every refusal says why in the log (never in the answer: all are the same 401 to the caller).
   const identify = (ctx: Parameters<Step>[0], lookup: Awaited<ReturnType<KeyStore['lookup']>>): void => {
     if (lookup.kind === 'unavailable') throw new ApiError('service_unavailable', {}, 1).because('key_store_unavailable');
@@ -59,7 +60,7 @@ export function authenticate(store: KeyStore): Step<object, Keyed> {
       throw new ApiError('unauthenticated').because('revoked');
     }
     // An expired key is refused like a revoked one (CONTRACT part 7); checked per request, so a cached record expires on time.
-    if (lookup.record.expiresAt !== undefined && lookup.record.expiresAt <= Date.now()) {
+    if (lookup.record.expiresAt !== undefined && lookup.record.expiresAt <= clock.now()) {
       ctx.refusedKeyId = lookup.record.id;
       throw new ApiError('unauthenticated').because('expired');
     }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock';
 import { ApiError } from '../errors';
 import type { Counters, LimitDecision } from '../limits/counters';
 import { setRateLimitHeaders } from '../limits/ratelimit-headers';
@@ -17,6 +18,8 @@ export function enforceLimits(
   metrics: Metrics,
   /** Told of every decision, synchronously (quota notifications); must not wait on anything. */
   onDecision?: (keyId: string, decision: LimitDecision) => void,
+  /** The request's instant, which decides its windows (default: the system clock). */
+  clock: Clock = systemClock,
 ): Step<Keyed> {
   const apply = (ctx: RequestContext & Keyed, decision: LimitDecision, atMs: number, started: number): void => {
     metrics.tally.limitCheck.cell(decision.kind === 'unavailable' ? 'shared' : (decision.store ?? 'local')).observe((performance.now() - started) / 1000);
@@ -33,7 +36,7 @@ export function enforceLimits(
   };
   return function enforceKeyLimits(ctx) {
     const { key } = ctx;
-    const atMs = Date.now();
+    const atMs = clock.now();
     const started = performance.now();
     const span = ctx.trace?.step('limits.check');
     const decision = counters.consume(key.id, key.limits, atMs);

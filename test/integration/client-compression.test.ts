@@ -5,7 +5,7 @@
  */
 import { ListingsClient } from '../../client/index';
 import { fixtureListings, publishedListings } from '../fixtures/listings';
-import { randomKeyValue, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { randomKeyValue, eventually, startStack, type Stack } from '../kit/gateway-stack';
 import { accessLines } from '../kit/log-lines';
 import { conformingFetch } from '../kit/openapi-conformance';
 
@@ -43,7 +43,7 @@ test("the client's page walk over compressed pages: asked for, decoded, every li
   // Equal weights: the server's preference (br before gzip, by measurement: gateway/compression/codecs.ts).
   expect(received).toEqual(Array(pages).fill('br'));
 
-  await sleep(100);
+  await eventually('every page logged', () => accessLines(stack.gateway.output).filter((l) => l.key_id === 'client-br').length >= pages);
   const lines = accessLines(stack.gateway.output).filter((l) => l.key_id === 'client-br');
   expect(lines).toHaveLength(pages);
   for (const line of lines) {

@@ -10,7 +10,7 @@ import zlib from 'node:zlib';
 import { HAS_ZSTD } from '../../gateway/compression/codecs';
 import { zstd } from '../../gateway/compression/zstd';
 import { fixtureListings, sampleIds } from '../fixtures/listings';
-import { randomKeyValue, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { randomKeyValue, eventually, startStack, type Stack } from '../kit/gateway-stack';
 import { accessLines } from '../kit/log-lines';
 
 const LISTINGS = fixtureListings();
@@ -120,7 +120,7 @@ test('a compressed page is counted once and logged once, with its coding and bot
   const compressed = await rawGet(LAST_PAGE, { 'accept-encoding': 'br', 'x-request-id': 'compressed-once' });
   expect(compressed.headers['content-encoding']).toBe('br');
   expect(remaining(compressed)).toBe(remaining(before) - 1);
-  await sleep(100);
+  await eventually('the answer logged', () => accessLines(stack.gateway.output).some((l) => l.req.id === 'compressed-once'));
   const lines = accessLines(stack.gateway.output).filter((l) => l.req.id === 'compressed-once');
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ encoding: 'br', bytes: before.bytes.length, sent_bytes: compressed.bytes.length });

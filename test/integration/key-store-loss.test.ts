@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { eventually, getWithKey, makeTempDir, removeTempDirs, sleep, type Answer, type Proc } from '../kit/gateway-stack';
+import { eventually, getWithKey, makeTempDir, removeTempDirs, type Answer, type Proc } from '../kit/gateway-stack';
 import { runKeysCli } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import type { RedisServer } from '../kit/redis-server';
@@ -91,7 +91,7 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
       while (running) answers.push(await getWithKey(gateways[worker % 2]!.url, '/v1/ping', values[worker < 2 ? 'warm-a' : 'warm-b']!, { timeoutMs: 15_000 }));
     }),
   );
-  await sleep(300);
+  await eventually('the load under way', () => answers.length >= 4);
   await redisServer.kill();
   // While Redis is away, the admin API and the console answer 503 and log one line each, no stack.
   expect((await fetch(`${adminUrl}/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(503);
@@ -105,7 +105,8 @@ test('Redis restarted empty under load: no 401 for a valid key, the loss logged 
   const ready = await fetch(`${await announcedUrl(gateways[1]!, 'ops listening')}/readyz`);
   expect(ready.status).toBe(200);
   expect(await ready.json()).toMatchObject({ ready: true, checks: { keys: 'lost', redis: 'ok' } });
-  await sleep(1500); // more load on the lost store
+  const atLoss = answers.length;
+  await eventually('more load on the lost store', () => answers.length >= atLoss + 41, { timeoutMs: 15_000 });
   running = false;
   await load;
 

@@ -6,7 +6,7 @@
  */
 import { stringify } from 'yaml';
 import {
-  awayFromMinuteEdge, makeTempDir, randomKeyValue, removeTempDirs, send, sha256Hex, sleep, startBackend, startGateway, writeGatewayConfig, writeListingsFile,
+  awayFromMinuteEdge, makeTempDir, randomKeyValue, removeTempDirs, send, sha256Hex, eventually, startBackend, startGateway, writeGatewayConfig, writeListingsFile,
   writeTempFile, type Answer, type Proc,
 } from '../kit/gateway-stack';
 import { startStubUpstream, type StubUpstream } from '../kit/stub-upstream';
@@ -60,13 +60,8 @@ afterAll(async () => {
 async function logged(path: string, key?: string): Promise<{ answer: Answer; line: AccessLine }> {
   const id = `log-reason-${++sequence}`;
   const answer = await send(gateway.url, path, { headers: { 'x-request-id': id, ...(key ? { 'x-api-key': key } : {}) } });
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const line = accessLineOf(gateway.output, id);
-    if (line) return { answer, line };
-    if (Date.now() > deadline) throw new Error(`no log line for ${id}`);
-    await sleep(20);
-  }
+  const line = await eventually(`the log line of ${id}`, () => accessLineOf(gateway.output, id), { timeoutMs: 5000, intervalMs: 20 });
+  return { answer, line };
 }
 
 test.each([

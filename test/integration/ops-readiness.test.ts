@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { request } from 'undici';
 import {
-  DEFAULT_TIERS, closedPort, cursorSecret, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, sleep, startGateway, startStub,
+  DEFAULT_TIERS, closedPort, cursorSecret, getWithKey, makeTempDir, randomKeyValue, removeTempDirs, eventually, sleep, startGateway, startStub,
   writeGatewayConfig, writeKeysFile, type Proc, type Stub,
 } from '../kit/gateway-stack';
 import { announcedUrl, waitForLine } from '../kit/log-lines';
@@ -18,6 +18,8 @@ import { freePort } from '../kit/redis-server';
 const value = randomKeyValue('ready');
 let stub: Stub;
 let slowMs = 0;
+/** Page requests the data service has received. */
+let pagesAsked = 0;
 let keysFile: string;
 let gatewayConfig: string;
 
@@ -26,6 +28,7 @@ beforeAll(async () => {
   stub = await startStub((req, res) => {
     res.setHeader('content-type', 'application/json');
     if (req.url?.startsWith('/internal/health')) return res.end('{"status":"ok"}');
+    pagesAsked++;
     setTimeout(() => res.end(JSON.stringify({ items: [{ id: 'GB-1', country: 'GB', listing_type: 'sale', property_type: 'house' }], next_after: null })), slowMs);
   });
   const dir = makeTempDir();
@@ -63,14 +66,12 @@ test('503 "starting" until the gateway serves, then 200 with Redis away (keys fr
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   try {
-    let first: Awaited<ReturnType<typeof readyz>>;
-    const deadline = Date.now() + 15_000;
-    while (!(first = await readyz(opsUrl)) && Date.now() < deadline) await sleep(20);
+    const first = await eventually('the ops listener answers', () => readyz(opsUrl), { timeoutMs: 15_000, intervalMs: 20 });
     // The first answer comes while start-up still waits for Redis: not ready, "starting".
     expect(output).not.toMatch(/"msg":"listening"/);
     expect(first).toEqual({ status: 503, body: { ready: false, status: 'starting', checks: {} } });
 
-    while (!/"msg":"listening"/.test(output) && Date.now() < deadline + 15_000) await sleep(50);
+    await eventually('the public listener', () => /"msg":"listening"/.test(output), { timeoutMs: 30_000 });
     const serving = await readyz(opsUrl);
     expect(serving).toEqual({
       status: 200,
@@ -99,8 +100,9 @@ describe('a serving gateway', () => {
 
   test('503 "draining" after SIGTERM while in-flight requests finish, answered until the process exits', async () => {
     slowMs = 1500;
+    const asked = pagesAsked;
     const inFlight = Array.from({ length: 5 }, () => getWithKey(gateway.url, '/v1/properties?country=GB', value, { timeoutMs: 15_000 }));
-    await sleep(300);
+    await eventually('the five requests at the data service', () => pagesAsked >= asked + 5);
     const exited = new Promise<number | null>((resolve) => gateway.child.once('exit', resolve));
     let done = false;
     void exited.then(() => (done = true));

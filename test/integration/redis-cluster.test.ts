@@ -9,13 +9,13 @@ import { adminCall, readyAdminUrl } from '../kit/admin-api';
 import type { RedisClient } from '../../gateway/redis/connect';
 import {
   budget,
-  awayFromMinuteEdge, expectError, gatewayEnv, seenByAll as seenByAllOf, getWithKey, runToExit, sleep, startStack, writeGatewayConfig, writeKeysFile,
+  awayFromMinuteEdge, expectError, gatewayEnv, seenByAll as seenByAllOf, getWithKey, runToExit, startStack, writeGatewayConfig, writeKeysFile,
   type Answer, type Stack,
 } from '../kit/gateway-stack';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
 import { connectTopology, keyProvisioner } from '../kit/redis-keys';
-import { startRedisCluster, type RedisCluster, type RedisNode } from '../kit/redis-topologies';
+import { replicasCaughtUp, startRedisCluster, type RedisCluster, type RedisNode } from '../kit/redis-topologies';
 import { runKeysCliWith } from '../kit/keys-cli';
 
 jest.setTimeout(120_000);
@@ -181,7 +181,7 @@ describe('Redis Cluster, three instances seeded with different nodes', () => {
     const burstIds = await idsOn(victim, 'burst', 14);
     const burstValues = await Promise.all(burstIds.map((id) => provision(id, { per_minute: LIMIT })));
     await warm(burstValues);
-    await sleep(300); // replication to the replicas (asynchronous) of what was just written
+    await replicasCaughtUp(victim.port); // replication to the replicas is asynchronous
 
     await expectFailoverRecovers({
       label: 'cluster', urls, ops, loadValue, burstValues, limit: LIMIT,

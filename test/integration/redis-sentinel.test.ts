@@ -6,12 +6,12 @@
  */
 import type { RedisClient } from '../../gateway/redis/connect';
 import { adminCall, readyAdminUrl } from '../kit/admin-api';
-import { awayFromMinuteEdge, budget, expectError, getWithKey, seenByAll, sleep, startStack, type Stack } from '../kit/gateway-stack';
+import { awayFromMinuteEdge, budget, expectError, eventually, getWithKey, seenByAll, startStack, type Stack } from '../kit/gateway-stack';
 import { runKeysCliWith } from '../kit/keys-cli';
 import { announcedUrl } from '../kit/log-lines';
 import { expectFailoverRecovers } from '../kit/redis-failover';
 import { connectTopology, keyProvisioner } from '../kit/redis-keys';
-import { startSentinelSet, type SentinelSet } from '../kit/redis-topologies';
+import { replicasCaughtUp, startSentinelSet, type SentinelSet } from '../kit/redis-topologies';
 
 jest.setTimeout(120_000);
 
@@ -84,13 +84,13 @@ describe('Redis Sentinel, two instances', () => {
     for (let i = 0; i < 14; i++) burstValues.push(await provision(`sentinel-burst-${i}`, { per_minute: LIMIT }));
     // Known to both instances before the kill, without counting (403 from another address).
     for (const value of burstValues) for (const url of urls) expect((await getWithKey(url, '/v1/ping', value, { localAddress: '127.0.0.2' })).status).toBe(403);
-    await sleep(300); // asynchronous replication of what was just written
+    await replicasCaughtUp(set.master.port); // replication is asynchronous
 
     await expectFailoverRecovers({
       label: 'sentinel', urls, ops, loadValue, burstValues, limit: LIMIT,
       kill: () => set.master.kill(),
       promoted: async () => {
-        while ((await set.currentMasterPort().catch(() => set.master.port)) === set.master.port) await sleep(100);
+        await eventually('a replica promoted', async () => (await set.currentMasterPort().catch(() => set.master.port)) !== set.master.port, { timeoutMs: 60_000, intervalMs: 100 });
       },
     });
   });

@@ -29,6 +29,7 @@ import {
   removeTempDirs,
   send,
   sha256Hex,
+  eventually,
   sleep,
   withBadChecksum,
   type Answer,
@@ -131,12 +132,18 @@ describe('a flood of unknown keys', () => {
 
     const monitor = await direct.monitor();
     const lookups: Array<{ at: number; source: string; hash: string }> = [];
+    const echoed = new Set<string>();
     monitor.on('monitor', (time: string, args: string[], source: string) => {
+      if (args[0]?.toLowerCase() === 'echo' && args[1]) echoed.add(args[1]);
       if (args[0]?.toLowerCase() === 'get' && args[1]?.startsWith('lgw:keyhash:')) {
         lookups.push({ at: Number(time) * 1000, source, hash: args[1].slice('lgw:keyhash:'.length) });
       }
     });
-    await sleep(100);
+    /** MONITOR reports commands in the order Redis ran them: once a marker sent now is seen, so is every command before it. */
+    const caughtUp = async (marker: string): Promise<void> => {
+      await eventually(`the monitor saw ${marker}`, async () => echoed.has(marker) || (await direct.echo(marker), false), { intervalMs: 20 });
+    };
+    await caughtUp('flood-monitor-on');
 
     const agent = new http.Agent({ keepAlive: true, maxSockets: 6 });
     const requests: Array<{ label: string; headers: http.OutgoingHttpHeaders }> = [
@@ -154,7 +161,7 @@ describe('a flood of unknown keys', () => {
     );
     const floodMs = Date.now() - started;
     agent.destroy();
-    await sleep(200);
+    await caughtUp('flood-done');
     await monitor.disconnect();
 
     const bodies = new Set<string>();

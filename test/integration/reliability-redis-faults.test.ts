@@ -108,7 +108,7 @@ interface Sample {
 }
 
 /** `workers` loops of requests with `keyValue`, spread over the gateways, until stopped. */
-function startLoad(keyValue: string, workers = 6): { stop(): Promise<Sample[]>; readonly count: number } {
+function startLoad(keyValue: string, workers = 6): { stop(): Promise<Sample[]>; answered(n?: number): Promise<void>; readonly count: number } {
   const samples: Sample[] = [];
   let running = true;
   const loops = Array.from({ length: workers }, async (_, w) => {
@@ -125,6 +125,11 @@ function startLoad(keyValue: string, workers = 6): { stop(): Promise<Sample[]>; 
   return {
     get count() {
       return samples.length;
+    },
+    /** Resolves once `n` more answers have come (the load is under way). */
+    answered(n = 12) {
+      const from = samples.length;
+      return eventually(`${n} more answers under load`, () => samples.length >= from + n, { timeoutMs: 15_000 }).then(() => undefined);
     },
     async stop() {
       running = false;
@@ -204,7 +209,7 @@ describe('Redis frozen mid-load', () => {
     const answeredDuringFreeze = load.count - answeredBefore;
     const frozenMs = Date.now() - frozenAt;
     proxy.pass();
-    await sleep(1000);
+    await load.answered();
     const samples = await load.stop();
 
     Object.assign(freezeFigures, { frozenMs, answeredDuringFreeze, commandsDuringFreeze, slowestMs: Math.max(...samples.map((x) => x.ms)) });
@@ -230,13 +235,13 @@ describe('Redis frozen mid-load', () => {
     const warmValue = await provision('freeze-reset-warm');
     await warm(warmValue);
     const load = startLoad(warmValue);
-    await sleep(500);
+    await load.answered();
     proxy.blackhole();
     await sleep(3000);
     proxy.reset();
     await sleep(200);
     proxy.pass();
-    await sleep(1000);
+    await load.answered();
     expectSurvived(await load.stop());
     recoveries.reset = await untilSharedCountingIsBack('reset');
     expect(recoveries.reset).toBeLessThan(RECOVERY_MS());
@@ -274,13 +279,13 @@ describe('Redis slowed mid-load', () => {
     const coldValue = await provision('slow-cold');
     await warm(warmValue);
     const load = startLoad(warmValue);
-    await sleep(500);
+    await load.answered();
     proxy.delay(COMMAND_TIMEOUT_MS * 2);
     await sleep(1000);
     const cold = await getWithKey(gateways[0]!.url, '/v1/ping', coldValue);
     await sleep(2000);
     proxy.pass();
-    await sleep(1000);
+    await load.answered();
     expectSurvived(await load.stop());
     expectError(cold, 'service_unavailable');
     recoveries.slowed = await untilSharedCountingIsBack('slowed');
@@ -293,7 +298,7 @@ describe('Redis connections reset over and over', () => {
     const warmValue = await provision('flap-warm');
     await warm(warmValue);
     const load = startLoad(warmValue);
-    await sleep(500);
+    await load.answered();
     const until = Date.now() + 3000;
     while (Date.now() < until) {
       proxy.reset();
@@ -301,7 +306,7 @@ describe('Redis connections reset over and over', () => {
       proxy.pass();
       await sleep(300);
     }
-    await sleep(1000);
+    await load.answered();
     // Each reconnection re-subscribes and so empties the key cache (a change announced while
     // unsubscribed would be lost); a look-up made before the next reset has read the key again is
     // then a cold key while Redis is away: 503, by design. That share was 5-11 % over CI runs.

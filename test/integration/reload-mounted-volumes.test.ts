@@ -138,7 +138,8 @@ describe('a keys file written in place in two parts', () => {
     fs.writeSync(fd, text.slice(cut));
     fs.closeSync(fd);
     await eventually('the added key accepted', async () => (await send(gateway.url, '/v1/ping', { headers: { 'x-api-key': added.value } })).status !== 401, { timeoutMs: 5_000 });
-    await sleep(200);
+    const polled = statuses.length;
+    await eventually('a few more requests after the write', () => statuses.length >= polled + 3);
     writing = false;
     await polling;
     const refused = statuses.filter((s) => s === 401).length;

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import fc from 'fast-check';
-import { randomKeyValue, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { randomKeyValue, eventually, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
 import { accessLines } from '../kit/log-lines';
 
 const KEY: KeySpec = { id: 'fuzz-conn', value: randomKeyValue('fuzz'), tier: 'standard', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: UNLIMITED };
@@ -106,8 +106,7 @@ test('pipelined and half-read connections: descriptors and RSS back near baselin
   );
 
   // The clients are gone: the gateway lets go of everything.
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline && fds() > baseFds + 2) await sleep(200);
+  await eventually('descriptors back near the baseline', () => fds() <= baseFds + 2, { timeoutMs: 15_000, intervalMs: 200 }).catch(() => undefined);
   const endFds = fds();
   const endRss = rssMb();
   process.stdout.write(`connection fuzz: descriptors ${baseFds} → peak ${peakFds} → ${endFds}; RSS ${baseRss.toFixed(0)} → peak ${peakRss.toFixed(0)} → ${endRss.toFixed(0)} MB\n`);

@@ -11,8 +11,8 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
-import { randomKeyValue, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
-import { ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
+import { randomKeyValue, eventually, sleep, startStack, UNLIMITED, type KeySpec, type Stack } from '../kit/gateway-stack';
+import { accessLineOf, ANSWERED, requestIdText, type AccessLine } from '../kit/log-lines';
 
 /** Set short here (default 30 s) so the suite does not wait. */
 const STALL_TIMEOUT_MS = 2000;
@@ -31,12 +31,7 @@ export const openDescriptors = (p: number): number => fs.readdirSync(`/proc/${p}
 export const rssMb = (p: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))![1]) / 1024;
 
 async function pollUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await sleep(100);
-  }
-  return check();
+  return eventually('the condition', check, { timeoutMs, intervalMs: 100 }).catch(() => check());
 }
 
 const request = (path: string, id: string): string => `GET ${path} HTTP/1.1\r\nHost: gw\r\nX-Request-Id: ${id}\r\n\r\n`;
@@ -85,7 +80,7 @@ const ids = (n: number): string[] => {
 test('finding 1: pipelined /docs/assets requests then a close leave no descriptor open', async () => {
   // Warm up (first answers load code), then the baseline.
   const warm = hold(request('/docs/assets/swagger-ui.css', 'warm') + request('/v1/openapi.json', 'warm2'), true);
-  await sleep(500);
+  await eventually('both warm-up answers logged', () => accessLineOf(stack.gateway.output, 'warm') && accessLineOf(stack.gateway.output, 'warm2'));
   warm.socket.destroy();
   await warm.closed;
   await sleep(300);

@@ -25,6 +25,7 @@ import {
   randomKeyValue,
   removeTempDirs,
   send,
+  eventually,
   sleep,
   startGateway,
   writeKeysFile,
@@ -223,8 +224,7 @@ describe('a key sent as the request id', () => {
     expect(stub.requests.length).toBe(before + 1);
     expect(stub.requests[before]!.headers['x-request-id']).toBe(a.headers['x-request-id']);
     // The line of this answer is written once the answer is done: wait for it.
-    const deadline = Date.now() + 5000;
-    while (!withInsights.output.slice(linesBefore).some((l) => l.includes(String(a.headers['x-request-id']))) && Date.now() < deadline) await sleep(20);
+    await eventually('the answer logged', () => withInsights.output.slice(linesBefore).some((l) => l.includes(String(a.headers['x-request-id']))), { timeoutMs: 5000, intervalMs: 20 });
     const lines = withInsights.output.slice(linesBefore);
     expect(lines.some((l) => l.includes(String(a.headers['x-request-id'])))).toBe(true);
     expect(lines.filter((l) => l.includes(requestId))).toEqual([]);

@@ -13,7 +13,7 @@ import Redis from 'ioredis';
 import { fixtureListings } from '../fixtures/listings';
 import { stringify } from 'yaml';
 import {
-  DEFAULT_TIERS, getWithKey, randomKeyValue, sha256Hex, sleep, startGateway, startStack, startStub, writeKeysFile, writeListingsFile, writeTempFile, type Proc, type Stack,
+  DEFAULT_TIERS, getWithKey, randomKeyValue, sha256Hex, eventually, sleep, startGateway, startStack, startStub, writeKeysFile, writeListingsFile, writeTempFile, type Proc, type Stack,
 } from '../kit/gateway-stack';
 import { accessLines, announcedUrl } from '../kit/log-lines';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../kit/otlp-receiver';
@@ -46,12 +46,10 @@ const otel = (collector: OtlpReceiver, extra: Record<string, string> = {}): Reco
 const redisEnv = (): Record<string, string> => ({ REDIS_URL: redisServer.url, KEY_STORE: 'redis' });
 
 async function until<T>(find: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined && found !== false) return found;
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms: ${what}${refusals()}`);
-    await sleep(25);
+  try {
+    return (await eventually(what, () => { const found = find(); return found === false ? undefined : found; }, { timeoutMs, intervalMs: 25 })) as T;
+  } catch (err) {
+    throw new Error(`${(err as Error).message}${refusals()}`);
   }
 }
 
@@ -247,14 +245,10 @@ describe('a collector that hangs, then is gone', () => {
   };
   /** Waits until the dropped count passes `than`; returns it. */
   async function moved(than: number): Promise<number> {
-    const deadline = Date.now() + 10_000;
-    let now = await dropped();
-    while (now <= than && Date.now() < deadline) {
-      await sleep(50);
-      now = await dropped();
-    }
-    expect(now).toBeGreaterThan(than);
-    return now;
+    return eventually(`spans dropped past ${than}`, async () => {
+      const now = await dropped();
+      return now > than ? now : 0;
+    });
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 

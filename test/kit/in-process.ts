@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createGateway, type AppDeps } from '../../gateway/app';
+import { systemClock, type Clock } from '../../gateway/clock';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createCursorCodec } from '../../gateway/cursor/cursor-codec';
 import { createFileKeyStore } from '../../gateway/keys/file-key-store';
@@ -33,6 +34,11 @@ export interface InProcessOptions {
   listings?: readonly StoredListing[];
   /** CIDRs of trusted reverse proxies (default none). */
   trustedProxies?: string[];
+  /**
+   * What "now" is for the request's way, the memory counters and the unauthenticated budget
+   * (default: the system clock). A test clock (test-clock.ts) lets a suite choose the instant.
+   */
+  clock?: Clock;
   /** Replaces some dependencies, given the ones built (e.g. a part wrapped to throw on demand). */
   override?: (built: AppDeps) => Partial<AppDeps>;
 }
@@ -54,17 +60,19 @@ export function buildGatewayDeps(options: InProcessOptions, logLines: string[] =
   const dir = makeTempDir();
   const config = loadGatewayConfig(writeGatewayConfig(options.tiers ?? DEFAULT_TIERS, dir, options.refusedAuthPerMinute ?? KIT_REFUSED_AUTH_PER_MINUTE));
   const listings = createMemoryListings(options.listings ?? fixtureListings());
-  const counters = createMemoryCounters();
+  const clock = options.clock ?? systemClock;
+  const counters = createMemoryCounters(clock);
   const deps: AppDeps = {
     logger: pino({ level: 'info' }, { write: (line: string) => void logLines.push(line) }),
     metrics: createMetrics({ redis: false }),
-    keyStore: createFileKeyStore(loadKeysFile(writeKeysFile(options.keys, dir), config)),
+    keyStore: createFileKeyStore(loadKeysFile(writeKeysFile(options.keys, dir), config), clock),
     counters,
     cursors: createCursorCodec({ encryptionSecret: cursorSecret(), ttlSeconds: 3600 }),
     stores: singleStore(listings),
     insights: insightsNotConfigured(),
-    refusedAuth: createRefusedAuthBudget(config.refusedAuthPerMinute ?? KIT_REFUSED_AUTH_PER_MINUTE),
+    refusedAuth: createRefusedAuthBudget(config.refusedAuthPerMinute ?? KIT_REFUSED_AUTH_PER_MINUTE, undefined, clock),
     trustedProxies: options.trustedProxies ?? [],
+    clock,
   };
   return { deps: { ...deps, ...options.override?.(deps) }, listings, counters };
 }

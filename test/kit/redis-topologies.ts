@@ -77,6 +77,19 @@ export async function redisCli(port: number, ...args: string[]): Promise<string>
 // ---------------------------------------------------------------------------------------------
 // Redis Cluster
 
+/**
+ * Resolves once every replica of the master on `masterPort` holds what the master has written so
+ * far (replication is asynchronous): each replica's own offset reaches the master's offset read now.
+ */
+export async function replicasCaughtUp(masterPort: number): Promise<void> {
+  const info = await redisCli(masterPort, 'info', 'replication');
+  const written = Number(/master_repl_offset:(\d+)/.exec(info)?.[1]);
+  const replicas = [...info.matchAll(/^slave\d+:ip=[^,]+,port=(\d+)/gm)].map((m) => Number(m[1]));
+  for (const port of replicas) {
+    await eventually(`the replica on ${port} caught up`, async () => Number(/slave_repl_offset:(\d+)/.exec(await redisCli(port, 'info', 'replication'))?.[1] ?? -1) >= written);
+  }
+}
+
 export interface RedisCluster {
   nodes: RedisNode[];
   /** `host:port,…` of every node, for REDIS_CLUSTER_NODES. */

@@ -26,7 +26,7 @@ const FLOORS: ReadonlyArray<{ name: string; members: readonly string[] }> = [
     name: 'base (errors, configuration, Redis, HTTP helpers, output, logging)',
     members: [
       'errors.ts', 'repo-root.ts', 'client-address.ts', 'slices.ts', 'send.ts', 'server.ts', 'connection-guard.ts', 'pipelined-connection.ts',
-      'log-format.ts', 'log-reasons.ts', 'logging.ts', 'defined.ts', 'validation/', 'config/', 'redis/', 'http/', 'output/', 'cursor/',
+      'log-format.ts', 'log-reasons.ts', 'logging.ts', 'defined.ts', 'clock.ts', 'validation/', 'config/', 'redis/', 'http/', 'output/', 'cursor/',
     ],
   },
   { name: 'shared services (upstream calls, counters, operators, ops, workers)', members: ['upstream/', 'limits/', 'operators/', 'ops/', 'workers/'] },

@@ -9,8 +9,9 @@
  * path is refused 404 right after the key is known, and an address over its budget of refused
  * authentications gets 429 before any key is looked at (but after the path and method checks).
  */
-import { awayFromMinuteEdge, expectError, expectKeyedSuccess, randomKeyValue, removeTempDirs, send, UNLIMITED, type KeySpec } from '../kit/gateway-stack';
+import { expectError, expectKeyedSuccess, randomKeyValue, removeTempDirs, send, UNLIMITED, type KeySpec } from '../kit/gateway-stack';
 import { buildGateway, type InProcessGateway } from '../kit/in-process';
+import { MID_MINUTE_MS, testClock } from '../kit/test-clock';
 
 const key = (id: string, over: Partial<KeySpec> = {}): KeySpec => ({
   id, value: randomKeyValue(id), tier: 'standard', countries: ['GB', 'FR'], address: '127.0.0.1', status: 'active', limits: UNLIMITED, ...over,
@@ -44,8 +45,8 @@ async function refused(path: string, k: KeySpec | undefined, code: Parameters<ty
 }
 
 beforeAll(async () => {
-  gw = await buildGateway({ keys: Object.values(KEYS) });
-  await awayFromMinuteEdge(10_000);
+  // The gateway's clock stands still mid-minute: the spent windows stay spent for the whole suite.
+  gw = await buildGateway({ keys: Object.values(KEYS), clock: testClock() });
   // Spend the limits: one counted request each (the paused key's counters are spent directly).
   for (const k of [KEYS.daySpent, KEYS.bothSpent, KEYS.minuteSpent]) expectKeyedSuccess(await get('/v1/ping', k));
   gw.counters.consume('paused-spent', { perMinute: 1, perDay: 1, perMonth: 1 });
@@ -133,13 +134,14 @@ test('then the data service: 404 not_found for an unknown listing, 503 when it i
 
 describe('the unauthenticated budget', () => {
   let small: InProcessGateway;
+  const clock = testClock();
   beforeAll(async () => {
-    small = await buildGateway({ keys: [KEYS.good], refusedAuthPerMinute: 2 });
+    small = await buildGateway({ keys: [KEYS.good], refusedAuthPerMinute: 2, clock });
   });
   afterAll(async () => small?.close());
 
   test('an address over its budget gets 429 for any key it does not already know, after the path and method checks; a known valid key is still served', async () => {
-    await awayFromMinuteEdge(10_000);
+    clock.set(MID_MINUTE_MS);
     const at = (path: string, value?: string, method = 'GET') => send(small.url, path, { method, headers: value ? { 'x-api-key': value } : {} });
     for (let i = 0; i < 2; i++) expectError(await at('/v1/ping', randomKeyValue('unknown')), 'unauthenticated');
     expectError(await at('/v1/ping', randomKeyValue('unknown')), 'rate_limited');
@@ -150,4 +152,34 @@ describe('the unauthenticated budget', () => {
     expect((await at('/v1/ping', KEYS.good.value)).status).toBe(200);
     expect(small.listings.calls).toBe(0);
   });
+
+  test('the budget is per UTC minute: spent up to the minute\'s last millisecond, whole again at the next minute', async () => {
+    const nextMinute = MID_MINUTE_MS + 60_000;
+    clock.set(nextMinute);
+    const unknown = () => send(small.url, '/v1/ping', { headers: { 'x-api-key': randomKeyValue('unknown') } });
+    for (let i = 0; i < 2; i++) expectError(await unknown(), 'unauthenticated');
+    clock.set(nextMinute + 29_999);
+    const last = await unknown();
+    expectError(last, 'rate_limited');
+    expect(last.headers['retry-after']).toBe('1');
+    clock.advance(1);
+    expectError(await unknown(), 'unauthenticated');
+  });
+});
+
+test('the limits count by the gateway\'s clock: a spent minute is whole again at the next minute, a spent day is not', async () => {
+  const clock = testClock();
+  const own = await buildGateway({ keys: [KEYS.minuteSpent, KEYS.daySpent], clock });
+  try {
+    const at = (k: KeySpec) => send(own.url, '/v1/ping', { headers: { 'x-api-key': k.value } });
+    for (const k of [KEYS.minuteSpent, KEYS.daySpent]) expectKeyedSuccess(await at(k));
+    clock.advance(29_499);
+    expectError(await at(KEYS.minuteSpent), 'rate_limited');
+    expectError(await at(KEYS.daySpent), 'quota_exceeded');
+    clock.advance(1_000);
+    expectKeyedSuccess(await at(KEYS.minuteSpent));
+    expectError(await at(KEYS.daySpent), 'quota_exceeded');
+  } finally {
+    await own.close();
+  }
 });
