@@ -20,7 +20,7 @@
  */
 import autocannon from 'autocannon';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,7 @@ import { parseTracingEnv } from '../gateway/config/otel-env';
 import type { RequestContext } from '../gateway/pipeline';
 import { startOtelSdk } from '../gateway/tracing/otel-sdk';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
+import { cpuSeconds, ownCpuMicros as cpuMicros } from './proc-cpu';
 
 export interface LevelRow { coding: ContentCoding; level: number; bytes: number; ratio: number; cpuUs: number; savedPerUs: number; chosen: boolean; picked?: boolean }
 export interface GatewayRow { name: string; cpuUs: number; rps: number; bytesPerAnswer?: number; addedUs?: number; majorGcPer1000?: number }
@@ -39,14 +40,6 @@ export interface EdgesResult { pageBytes: number; levels: LevelRow[]; compressio
 
 const KEY_VALUE = `edges-${randomBytes(12).toString('hex')}`;
 const PAGE_QUERY = 'country=GB&limit=20';
-const cpuMicros = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /**
  * 1. Each level of each coding, in turns: the least CPU µs per page over the rounds. On a shared
