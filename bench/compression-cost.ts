@@ -25,6 +25,7 @@ import { stringify } from 'yaml';
 import { compressSync, DYNAMIC_LEVELS, OFFERED } from '../gateway/compression/codecs';
 import type { ContentCoding } from '../gateway/compression/negotiate';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
+import { cpuSeconds, ownCpuMicros as cpuMicros } from './proc-cpu';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -34,14 +35,6 @@ const PING_KEY = `cost-ping-${randomBytes(12).toString('hex')}`;
 const PAGE_QUERY = 'country=GB&limit=100';
 const BROWSER = 'gzip, deflate, br, zstd';
 
-const cpuMicros = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const quantile = (xs: readonly number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 

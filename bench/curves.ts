@@ -31,7 +31,7 @@ import { redisKeys } from '../gateway/keys/redis-layout';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
 import { renderLines } from './curves-chart';
-import { cpuSeconds, SHIPPED_NODE_OPTIONS } from './proc-cpu';
+import { cpuSeconds, drainOutput, rssMb, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const PAGE = 'country=GB&limit=20';
@@ -44,15 +44,10 @@ const say = (line: string): void => void process.stdout.write(`  ${line}\n`);
 
 
 function quiet(p: RunningProcess): RunningProcess {
-  for (const stream of [p.child.stdout!, p.child.stderr!]) {
-    stream.removeAllListeners('data');
-    stream.resume();
-  }
-  running.push(p);
+  running.push(drainOutput(p));
   return p;
 }
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 export interface Point { rps: number; cpuUs: number; p99: number; rssMb: number }
 interface Target { url: string; pid: number; keys?: readonly string[] }

@@ -19,19 +19,19 @@
  * BENCH_SECONDS (default 5) sets the rounds. Run alone, it starts its own data service.
  */
 import autocannon from 'autocannon';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
 import { compressSync, DYNAMIC_LEVELS, OFFERED } from '../gateway/compression/codecs';
 import type { ContentCoding } from '../gateway/compression/negotiate';
 import { parseTracingEnv } from '../gateway/config/otel-env';
 import type { RequestContext } from '../gateway/pipeline';
 import { startOtelSdk } from '../gateway/tracing/otel-sdk';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
+import { benchKeysFile, listeningPort } from './on-off';
+import { cpuSeconds, drainOutput, ownCpuMicros as cpuMicros } from './proc-cpu';
 
 export interface LevelRow { coding: ContentCoding; level: number; bytes: number; ratio: number; cpuUs: number; savedPerUs: number; chosen: boolean; picked?: boolean }
 export interface GatewayRow { name: string; cpuUs: number; rps: number; bytesPerAnswer?: number; addedUs?: number; majorGcPer1000?: number }
@@ -39,14 +39,6 @@ export interface EdgesResult { pageBytes: number; levels: LevelRow[]; compressio
 
 const KEY_VALUE = `edges-${randomBytes(12).toString('hex')}`;
 const PAGE_QUERY = 'country=GB&limit=20';
-const cpuMicros = (): number => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /**
  * 1. Each level of each coding, in turns: the least CPU µs per page over the rounds. On a shared
@@ -177,34 +169,16 @@ async function measureHooks(sinkUrl: string, ratio: string, iterations: number):
   return Math.min(...samples);
 }
 
-/** The port of a listener from its JSON log line (e.g. "ops listening"), which may come after the gateway's own. */
-async function listenerPort(p: RunningProcess, message: string): Promise<number> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const line = p.output.find((l) => l.includes(`"${message}"`));
-    if (line) return (JSON.parse(line) as { port: number }).port;
-    if (Date.now() > deadline) throw new Error(`no "${message}" line:\n${p.output.join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 async function startGateway(keysFile: string, backendUrl: string, env: Record<string, string>, dist?: string): Promise<RunningProcess & { opsUrl?: string }> {
   const fullEnv = { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), KEYS_FILE: keysFile, BACKEND_URL: backendUrl, ...env };
   const p: RunningProcess & { opsUrl?: string } = dist ? await startNodeScript(path.join(dist, 'gateway/main.js'), fullEnv, 60_000) : await startProcess('gateway/main.js', fullEnv, 60_000);
-  if (env.OPS_PORT !== undefined) p.opsUrl = `http://127.0.0.1:${await listenerPort(p, 'ops listening')}`;
-  for (const stream of [p.child.stdout!, p.child.stderr!]) {
-    stream.removeAllListeners('data');
-    stream.resume();
-  }
-  return p;
+  if (env.OPS_PORT !== undefined) p.opsUrl = `http://127.0.0.1:${await listeningPort(p, 'ops listening')}`;
+  return drainOutput(p);
 }
 
 export async function runEdges(options: { backendUrl: string; seconds: number; beforeDist?: string }): Promise<EdgesResult> {
   const { backendUrl, seconds } = options;
-  const tmp = mkdtempSync(path.join(tmpdir(), 'gateway-edges-'));
-  const keysFile = path.join(tmp, 'keys.yaml');
-  const unlimited = { per_minute: 1_000_000_000, per_day: 1_000_000_000, per_month: 1_000_000_000 };
-  writeFileSync(keysFile, stringify({ keys: [{ id: 'bench', key_sha256: createHash('sha256').update(KEY_VALUE).digest('hex'), tier: 'advanced', countries: ['GB'], address: '127.0.0.1', status: 'active', limits: unlimited }] }));
+  const keysFile = benchKeysFile('bench', KEY_VALUE);
   const sink = await startSink();
   const started: RunningProcess[] = [];
   try {

@@ -23,3 +23,21 @@ export function cpuSeconds(pid: number): number {
   }
   return ticks / 100;
 }
+
+/** CPU µs (user + system) this process has used so far. */
+export function ownCpuMicros(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+/** Resident memory of a process in MB, from /proc. */
+export const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/** Drains a process's output once it listens: a benchmark must not buffer its log lines. */
+export function drainOutput<P extends { child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null } }>(p: P): P {
+  for (const stream of [p.child.stdout!, p.child.stderr!]) {
+    stream.removeAllListeners('data');
+    stream.resume();
+  }
+  return p;
+}

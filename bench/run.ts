@@ -16,7 +16,7 @@
  */
 import autocannon from 'autocannon';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Redis from 'ioredis';
@@ -33,7 +33,7 @@ import { renderHooks, runHooks } from './hooks';
 import { renderLevers, runLevers } from './levers';
 import { renderWorkers, runWorkers } from './workers';
 import { renderCurves, runCurves, writeCurves } from './curves';
-import { SHIPPED_NODE_OPTIONS } from './proc-cpu';
+import { cpuSeconds, drainOutput, rssMb, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 import { renderProfile, summariseProfile } from './profile';
 import { renderChart, renderMarkdown, type Latency, type Row } from './report';
 
@@ -81,20 +81,10 @@ async function fillRedisKeys(redis: Redis, count: number): Promise<void> {
 
 /** Drains a process's output once it listens: the benchmark must not buffer a million log lines. */
 function quiet(p: RunningProcess): RunningProcess {
-  for (const stream of [p.child.stdout!, p.child.stderr!]) {
-    stream.removeAllListeners('data');
-    stream.resume();
-  }
-  running.push(p);
+  running.push(drainOutput(p));
   return p;
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
-}
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 interface Measure { rps: number; p50: number; p99: number; cpuUs?: number; rssMb?: number; non2xx: number }
 

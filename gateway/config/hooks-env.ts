@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseEnvVars } from './env-vars';
 
 const portNumber = z.coerce.number({ invalid_type_error: 'must be a port number' }).int('must be a port number').min(0, 'must be a port number').max(65535, 'must be a port number');
 
@@ -44,13 +45,7 @@ export interface HooksEnv {
 /** The providers' variables. Throws a one-line ConfigError (never showing a secret). */
 export function parseHooksEnv(source: NodeJS.ProcessEnv = process.env): HooksEnv {
   const names = ['HOOKS_PORT', 'HOOKS_HOST', 'LEAKS_GITHUB', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_KEY', 'STRIPE_API_URL'];
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([k, v]) => names.includes(k) && v !== undefined && v !== ''));
-  const parsed = HooksEnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const e = parseEnvVars(HooksEnvSchema, source, (k) => names.includes(k));
   if (e.HOOKS_PORT !== undefined && !e.STRIPE_WEBHOOK_SECRET && e.LEAKS_GITHUB === 'off') {
     throw new ConfigError('environment variable HOOKS_PORT: set, but no provider is on (set STRIPE_WEBHOOK_SECRET, or leave LEAKS_GITHUB on)');
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseEnvVars } from './env-vars';
 
 /**
  * Where the public keys that sign GitHub's leaked-key reports come from: `LEAKS_GITHUB_KEYS_FILE`
@@ -19,13 +20,7 @@ export interface LeaksEnv {
 /** The key list's variables. Throws a one-line ConfigError. */
 export function parseLeaksEnv(source: NodeJS.ProcessEnv = process.env): LeaksEnv {
   const names = ['LEAKS_GITHUB_KEYS_URL', 'LEAKS_GITHUB_KEYS_FILE'];
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([k, v]) => names.includes(k) && v !== undefined && v !== ''));
-  const parsed = LeaksEnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const e = parseEnvVars(LeaksEnvSchema, source, (k) => names.includes(k));
   if (e.LEAKS_GITHUB_KEYS_URL && e.LEAKS_GITHUB_KEYS_FILE) {
     throw new ConfigError('environment variable LEAKS_GITHUB_KEYS_FILE: set together with LEAKS_GITHUB_KEYS_URL; set one (the file, without outbound access; else the URL)');
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error';
+import { parseEnvVars } from './env-vars';
 
 
 /**
@@ -53,13 +54,7 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/;
 
 /** The portal's variables; undefined when PORTAL_PORT is unset (the portal is off). Throws a one-line ConfigError. */
 export function parsePortalEnv(source: NodeJS.ProcessEnv = process.env): PortalEnv | undefined {
-  const cleaned = Object.fromEntries(Object.entries(source).filter(([k, v]) => k.startsWith('PORTAL_') && v !== undefined && v !== ''));
-  const parsed = PortalEnvSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`environment variable ${String(issue.path[0])}: ${issue.message}`);
-  }
-  const e = parsed.data;
+  const e = parseEnvVars(PortalEnvSchema, source, (k) => k.startsWith('PORTAL_'));
   if (e.PORTAL_PORT === undefined) return undefined;
   if (!e.PORTAL_PUBLIC_URL) throw new ConfigError('environment variable PORTAL_PUBLIC_URL: required when PORTAL_PORT is set (the address key holders reach, e.g. https://portal.example.com)');
   const oidcVars = [e.PORTAL_OIDC_ISSUER, e.PORTAL_OIDC_CLIENT_ID, e.PORTAL_OIDC_CLIENT_SECRET];

@@ -6,11 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fixtureListings } from '../fixtures/listings';
 import { readyAdminUrl } from '../kit/admin-api';
-import { cursorSecret, makeTempDir, removeTempDirs, sha256Hex, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
-import { holderFromLink, operatorOf, portalEnv, portalRequest, writePortalConfig, type Holder } from '../kit/portal';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { sha256Hex } from '../kit/gateway-stack';
+import { holderFromLink, portalRequest, type Holder } from '../kit/portal';
+import { startPortalStack, type PortalStack } from '../kit/portal-stack';
 import { PAUSE_EXPLANATIONS } from '../../gateway/portal/holder-view';
 import { REASON_NOTES } from '../../gateway/console/pages/pause-reasons';
 
@@ -19,12 +18,10 @@ jest.setTimeout(60_000);
 const TOKEN = 'otto-operator-token-for-pause-pages-0123';
 const INVOICE = 'https://invoice.stripe.com/i/acct_1Test/test_YWNjdF8x?s=ap';
 
-let redisServer: RedisServer;
-let backend: Proc;
-let gateway: Proc;
+let stack: PortalStack;
 let portal: string;
 let adminUrl: string;
-let operator: Awaited<ReturnType<typeof operatorOf>>;
+let operator: PortalStack['operator'];
 let holder: Holder;
 let dir: string;
 
@@ -49,21 +46,14 @@ const portalPage = async (url: string): Promise<string> => (await portalRequest(
 const reasonList = (page: string): string => (/<ul id="pause-reasons">([\s\S]*?)<\/ul>/.exec(page)?.[1] ?? '').replace(/<[^>]+>/g, '').replace(/&#39;/g, '\'');
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  dir = makeTempDir();
-  const configFile = path.join(dir, 'gateway.yaml');
-  writePortalConfig(configFile, { countries: 'direct', tier: 'direct', roll_grace_seconds: 600 });
-  const tokensFile = path.join(dir, 'operators.yaml');
-  fs.writeFileSync(tokensFile, `- name: otto\n  token_sha256: ${sha256Hex(TOKEN)}\n  role: operator\n`);
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  const env = await portalEnv();
-  portal = env.PORTAL_PUBLIC_URL;
-  gateway = await startGateway({
-    backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(),
-    env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile, ...env },
-  });
-  adminUrl = await readyAdminUrl(gateway, TOKEN);
-  operator = await operatorOf(redisServer.url, configFile);
+  const adminEnv = (into: string): Record<string, string> => {
+    const tokensFile = path.join(into, 'operators.yaml');
+    fs.writeFileSync(tokensFile, `- name: otto\n  token_sha256: ${sha256Hex(TOKEN)}\n  role: operator\n`);
+    return { ADMIN_PORT: '0', ADMIN_TOKENS_FILE: tokensFile };
+  };
+  stack = await startPortalStack({ selfService: { countries: 'direct', tier: 'direct', roll_grace_seconds: 600 }, env: adminEnv });
+  ({ portal, operator, dir } = stack);
+  adminUrl = await readyAdminUrl(stack.gateway, TOKEN);
   await operator.accounts.create({ id: 'acme', name: 'Acme Ltd', emails: ['ops@acme.test'] });
   await importKey('owed', `status: paused, pause_reasons: [unpaid_renewal, payment_dispute], billing_invoice_url: "${INVOICE}"`);
   await importKey('leaky', 'status: paused, pause_reasons: [leaked, operator]');
@@ -71,13 +61,7 @@ beforeAll(async () => {
   holder = await holderFromLink(portal, portal, await operator.links.issue('acme'));
 }, 90_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
-  operator?.close();
-  await redisServer?.stop();
-  removeTempDirs();
-});
+afterAll(async () => stack?.stop());
 
 describe('the holder\'s portal', () => {
   it('names each reason and what settles it, and links the open invoice for the unpaid renewal', async () => {

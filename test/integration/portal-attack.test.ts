@@ -3,34 +3,22 @@
  * what the other portal suites do not cover already.
  */
 import http from 'node:http';
-import path from 'node:path';
 import zlib from 'node:zlib';
-import { fixtureListings } from '../fixtures/listings';
-import { cursorSecret, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
-import { csrfIn, holderFromLink, operatorOf, portalEnv, portalRequest, postAs, sessionCookie, writePortalConfig, type Holder } from '../kit/portal';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { csrfIn, holderFromLink, portalRequest, postAs, sessionCookie, type Holder } from '../kit/portal';
+import { startPortalStack, type PortalStack } from '../kit/portal-stack';
 
-let redisServer: RedisServer;
-let backend: Proc;
-let gateway: Proc;
+let stack: PortalStack;
 let portal: string;
 let publicUrl: string;
-let operator: Awaited<ReturnType<typeof operatorOf>>;
+let operator: PortalStack['operator'];
 let holder: Holder;
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const dir = makeTempDir();
-  const configFile = path.join(dir, 'gateway.yaml');
   // The attacks below make more changes a minute than the holders' budget (30 per account) allows:
   // the budget has its own suite (portal-change-budget.test.ts), so it is raised here.
-  writePortalConfig(configFile, { changes_per_minute: 10_000 });
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  const env = await portalEnv();
-  publicUrl = env.PORTAL_PUBLIC_URL;
-  portal = publicUrl;
-  gateway = await startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(), env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env } });
-  operator = await operatorOf(redisServer.url, configFile);
+  stack = await startPortalStack({ selfService: { changes_per_minute: 10_000 } });
+  ({ portal, operator } = stack);
+  publicUrl = portal;
   await operator.accounts.create({ id: 'acme', name: 'Acme <b>Ltd</b>', emails: ['ops@acme.test'] });
   await operator.accounts.create({ id: 'other', name: 'Other Corp', emails: ['it@other.test'] });
   await operator.key('acme-1', 'acme');
@@ -39,13 +27,7 @@ beforeAll(async () => {
   holder = await holderFromLink(portal, publicUrl, await operator.links.issue('acme'));
 }, 60_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
-  operator?.close();
-  await redisServer?.stop();
-  removeTempDirs();
-});
+afterAll(async () => stack?.stop());
 
 const get = (p: string) => portalRequest(portal, p, { cookie: holder.cookie });
 const post = (p: string, form: Record<string, string | string[]> = {}) => postAs(holder, portal, publicUrl, p, form);

@@ -4,13 +4,10 @@
  * case, every other character exactly, so no Unicode case mapping or normalisation makes one
  * verified address reach another's account.
  */
-import path from 'node:path';
-import { fixtureListings } from '../fixtures/listings';
-import { cursorSecret, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
 import { signInThroughProvider, providerEnv, startOidcProvider } from '../kit/oidc-sign-in';
-import { operatorOf, portalEnv, portalRequest, until, writePortalConfig } from '../kit/portal';
+import { portalRequest, until } from '../kit/portal';
+import { startPortalStack, type PortalStack } from '../kit/portal-stack';
 import type { RunningProcess } from '../kit/processes';
-import { startRedis, type RedisServer } from '../kit/redis-server';
 
 /** The provider's people: login → the email it verifies. */
 const PEOPLE = {
@@ -23,40 +20,27 @@ const PEOPLE = {
   angstrom: { email: '\u212Bsa@acme.example', email_verified: true }, // ANGSTROM SIGN: toLowerCase() makes it "åsa@…"
 };
 
-let redisServer: RedisServer;
-let backend: Proc;
-let gateway: Proc;
+let stack: PortalStack;
 let provider: RunningProcess;
 let publicUrl: string;
-let operator: Awaited<ReturnType<typeof operatorOf>>;
+let operator: PortalStack['operator'];
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const dir = makeTempDir();
-  const configFile = path.join(dir, 'gateway.yaml');
-  writePortalConfig(configFile, {});
-  const env = await portalEnv();
-  publicUrl = env.PORTAL_PUBLIC_URL;
-  provider = await startOidcProvider(publicUrl, PEOPLE);
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  gateway = await startGateway({
-    backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(),
-    env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env, ...providerEnv(provider) },
-  });
+  const withProvider = async (_dir: string, portal: string): Promise<Record<string, string>> => {
+    provider = await startOidcProvider(portal, PEOPLE);
+    return providerEnv(provider);
+  };
+  stack = await startPortalStack({ env: withProvider });
+  ({ portal: publicUrl, operator } = stack);
   // The portal listens once the provider is discovered, after the gateway's own listener.
   await until('the portal listens', async () => (await portalRequest(publicUrl, '/portal/sign-in').catch(() => undefined))?.status === 200, 20_000);
-  operator = await operatorOf(redisServer.url, configFile);
   await operator.accounts.create({ id: 'acme', name: 'Acme Ltd', emails: ['Kate@Acme.Example', 'jos\u00e9@acme.example', '\u00e5sa@acme.example'] });
   await operator.key('acme-1', 'acme');
 }, 90_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
+  await stack?.stop();
   await provider?.stop();
-  operator?.close();
-  await redisServer?.stop();
-  removeTempDirs();
 });
 
 /** Who the portal's header says is signed in, or undefined with no session. */

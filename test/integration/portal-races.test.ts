@@ -4,9 +4,7 @@
  * account; the cap on a key's pending requests and the same-request check hold under concurrent
  * posts, through the portal and on the Redis store shared by several instances.
  */
-import path from 'node:path';
 import pino from 'pino';
-import { fixtureListings } from '../fixtures/listings';
 import { sha256Hex } from '../../gateway/keys/key-format';
 import { parseStoredKey } from '../../gateway/keys/redis-layout';
 import { connectRedis, whenReady, type RedisClient } from '../../gateway/redis/connect';
@@ -15,45 +13,29 @@ import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createRedisHolderStores } from '../../gateway/requests/holder-stores';
 import { ISO_COUNTRY_CODES } from '../../gateway/validation/iso-countries';
-import { cursorSecret, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
-import { holderFromLink, operatorOf, portalEnv, portalRequest, postAs, type Holder } from '../kit/portal';
-import { writePortalConfig } from '../kit/portal';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { holderFromLink, portalRequest, postAs, type Holder } from '../kit/portal';
+import { startPortalStack, type PortalStack } from '../kit/portal-stack';
 
-let redisServer: RedisServer;
-let backend: Proc;
-let gateway: Proc;
+let stack: PortalStack;
+let redisServer: PortalStack['redisServer'];
 let portal: string;
 let configFile: string;
-let operator: Awaited<ReturnType<typeof operatorOf>>;
+let operator: PortalStack['operator'];
 let holder: Holder;
 
 /** 90 country codes, none the kit's keys cover (GB). */
 const COUNTRIES = [...ISO_COUNTRY_CODES].filter((c) => c !== 'GB').sort().slice(0, 90);
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const dir = makeTempDir();
-  configFile = path.join(dir, 'gateway.yaml');
   // Races need more changes a minute than the holders' budget (30) allows one account: it is raised here, not tested.
-  writePortalConfig(configFile, { countries: 'request', tier: 'request', changes_per_minute: 10_000 });
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
-  const env = await portalEnv();
-  portal = env.PORTAL_PUBLIC_URL;
-  gateway = await startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(), env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env } });
-  operator = await operatorOf(redisServer.url, configFile);
+  stack = await startPortalStack({ selfService: { countries: 'request', tier: 'request', changes_per_minute: 10_000 } });
+  ({ redisServer, portal, configFile, operator } = stack);
   await operator.accounts.create({ id: 'acme', name: 'Acme Ltd', emails: ['ops@acme.test'] });
   await operator.accounts.create({ id: 'other', name: 'Other Corp', emails: ['it@other.test'] });
   holder = await holderFromLink(portal, portal, await operator.links.issue('acme'));
 }, 60_000);
 
-afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
-  operator?.close();
-  await redisServer?.stop();
-  removeTempDirs();
-});
+afterAll(async () => stack?.stop());
 
 const post = (p: string, form: Record<string, string> = {}) => postAs(holder, portal, portal, p, form);
 const versionOn = async (id: string): Promise<string> => /name="version" value="([^"]+)"/.exec((await portalRequest(portal, `/portal/keys/${id}`, { cookie: holder.cookie })).text)![1]!;

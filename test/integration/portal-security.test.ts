@@ -8,17 +8,17 @@ import http from 'node:http';
 import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import path from 'node:path';
-import { fixtureListings } from '../fixtures/listings';
-import { cursorSecret, getWithKey, makeTempDir, removeTempDirs, startBackend, startGateway, writeKeysFile, writeListingsFile, type Proc } from '../kit/gateway-stack';
-import { csrfIn, holderFromLink, operatorOf, portalEnv, portalRequest, postAs, signInWithLink, writePortalConfig, type Holder } from '../kit/portal';
-import { freePort, startRedis, type RedisServer } from '../kit/redis-server';
+import { getWithKey, makeTempDir, startGateway, writeKeysFile, type Proc } from '../kit/gateway-stack';
+import { csrfIn, holderFromLink, portalRequest, postAs, signInWithLink, writePortalConfig, type Holder } from '../kit/portal';
+import { startPortalStack, type PortalStack } from '../kit/portal-stack';
+import { freePort } from '../kit/redis-server';
 
-let redisServer: RedisServer;
+let stack: PortalStack;
 let backend: Proc;
 let gateway: Proc;
 let portal: string;
 let publicUrl: string;
-let operator: Awaited<ReturnType<typeof operatorOf>>;
+let operator: PortalStack['operator'];
 let holder: Holder;
 let acmeValue: string;
 const NOTE = 'OPERATOR-ONLY-NOTE-7f3a';
@@ -39,18 +39,11 @@ const receiver = http.createServer((req, res) => {
 });
 
 beforeAll(async () => {
-  redisServer = await startRedis();
-  const dir = makeTempDir();
-  const configFile = path.join(dir, 'gateway.yaml');
-  writePortalConfig(configFile, { countries: 'direct', tier: 'direct', roll_grace_seconds: 600 });
-  backend = await startBackend(writeListingsFile(fixtureListings(), 'json', dir));
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const hooks = { WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`, WEBHOOK_SECRET, WEBHOOK_POLL_MS: '100' };
-  const env = { ...(await portalEnv()), ...hooks };
-  publicUrl = env.PORTAL_PUBLIC_URL;
-  portal = publicUrl;
-  gateway = await startGateway({ backendUrl: backend.url, keysFile: writeKeysFile([]), gatewayConfig: configFile, cursorSecret: cursorSecret(), env: { KEY_STORE: 'redis', REDIS_URL: redisServer.url, ...env } });
-  operator = await operatorOf(redisServer.url, configFile);
+  stack = await startPortalStack({ selfService: { countries: 'direct', tier: 'direct', roll_grace_seconds: 600 }, env: () => hooks });
+  ({ backend, gateway, portal, operator } = stack);
+  publicUrl = portal;
   await operator.accounts.create({ id: 'acme', name: 'Acme Ltd', emails: ['ops@acme.test'] });
   await operator.accounts.create({ id: 'other', name: 'Other Corp', emails: ['it@other.test'] });
   acmeValue = await operator.key('acme-1', 'acme', { note: NOTE });
@@ -61,12 +54,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await gateway?.stop();
-  await backend?.stop();
-  operator?.close();
-  await redisServer?.stop();
+  await stack?.stop();
   receiver.close();
-  removeTempDirs();
 });
 
 const get = (p: string) => portalRequest(portal, p, { cookie: holder.cookie });
