@@ -12,6 +12,14 @@
  *   - memory: the gateway under load at c=50 with V8's default young generation and with
  *     `--max-semi-space-size` 8, 4 and 2 (MB), side by side: RSS and CPU per request (CURVES=memory-embedded:
  *     the same for the embedded gateway, keys file and memory counters);
+ *   - idle keep-alive connections 0 → 100 → 1,000 → 10,000 (CURVE_IDLE to choose): a fresh gateway
+ *     per point, warmed, then that many sockets each make one request (/v1/ping) and stay open; RSS
+ *     per idle connection (RSS with them against RSS before, both without load), the CPU the idle
+ *     gateway spends per second, and the CPU per request of an active load at c=10 beside them,
+ *     taking turns with the bare proxy (which has none). The open-files limit (`ulimit -n`) must
+ *     exceed the largest point by 1,000: checked before the curve;
+ *   - the new surfaces on and off (surfaces.ts): compression per coding at the level of dynamic
+ *     answers, traces sampled at 0 and at 1, the portal on, the providers' listener on;
  *   - with BENCH_BEFORE_ROOT (another checkout, built): that build against this one, on Redis,
  *     page 2, c=10 and c=50, taking turns (the before/after of this round's levers as a whole).
  *
@@ -31,6 +39,8 @@ import { redisKeys } from '../gateway/keys/redis-layout';
 import { ROOT, startNodeScript, startProcess, type RunningProcess } from '../test/kit/processes';
 import { startRedis } from '../test/kit/redis-server';
 import { renderLines } from './curves-chart';
+import { IdlePool, openFiles, openFilesLimit, openIdle } from './idle-connections';
+import { renderSurfaces, runSurfaces, type SurfacesResult } from './surfaces';
 import { cpuSeconds, drainOutput, rssMb, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -122,6 +132,54 @@ export interface CurveRow { x: number | string; gateway: Point; baseline?: Point
 export interface Curves {
   date: string; node: string; seconds: number; loadBefore: number; loadAfter: number;
   concurrency: CurveRow[]; addresses: CurveRow[]; redisKeys: Array<CurveRow & { startMs: number }>; memory: CurveRow[]; memoryEmbedded?: CurveRow[]; builds?: CurveRow[];
+  idle?: IdleRow[]; surfaces?: SurfacesResult;
+}
+
+export interface IdleRow extends CurveRow {
+  x: number;
+  /** RSS without load, before the idle sockets and with them. */
+  rssBeforeMb: number; rssIdleMb: number;
+  /** Gateway CPU ms per second of wall time while only the idle sockets are open (3 s). */
+  idleCpuMsPerS: number;
+  openMs: number; gatewayFiles: number; stillOpen: number;
+}
+
+const idleCpu = async (pid: number): Promise<number> => {
+  const before = cpuSeconds(pid);
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  return ((cpuSeconds(pid) - before) * 1000) / 3;
+};
+
+async function idleCurve(env: Env, counts: readonly number[]): Promise<IdleRow[]> {
+  // The npm scripts raise the soft limit to the hard one; a point that still does not fit is left out, said so.
+  const limit = openFilesLimit();
+  const fits = counts.filter((n) => n + 1000 <= limit);
+  for (const n of counts.filter((c) => !fits.includes(c))) say(`idle connections ${n}: left out, the open-files limit is ${limit} (needs ${n + 1000}: \`ulimit -n ${n + 1000}\` before the run)`);
+  const rows: IdleRow[] = [];
+  for (const n of fits) {
+    const gw = await gateway(env);
+    const pid = gw.proc.child.pid!;
+    const target = { url: await page2(gw.proc.url), pid };
+    await autocannon({ url: target.url, connections: 10, duration: 2, ...load(target) }); // warm-up
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rssBeforeMb = rssMb(pid);
+    const pool = new IdlePool();
+    const t0 = Date.now();
+    await openIdle(pool, gw.proc.port, '/v1/ping', KEY_VALUE, n);
+    const openMs = Date.now() - t0;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const rssIdleMb = rssMb(pid);
+    const gatewayFiles = openFiles(pid);
+    const idleCpuMsPerS = await idleCpu(pid);
+    const [g, b] = await alternate([target, env.baseline], 10);
+    const stillOpen = pool.sockets.length - pool.closed;
+    pool.destroy();
+    await stop(gw.proc);
+    const row: IdleRow = { x: n, gateway: g!, baseline: b!, rssBeforeMb, rssIdleMb, idleCpuMsPerS, openMs, gatewayFiles, stillOpen };
+    rows.push(row);
+    say(`idle connections ${n}: RSS ${rssBeforeMb.toFixed(0)} → ${rssIdleMb.toFixed(0)} MB${n ? ` (${(((rssIdleMb - rssBeforeMb) * 1024) / n).toFixed(1)} KB each)` : ''}, idle CPU ${idleCpuMsPerS.toFixed(1)} ms/s; active c=10: ${g!.cpuUs.toFixed(0)} µs CPU/req (baseline ${b!.cpuUs.toFixed(0)}), p99 ${g!.p99} ms; ${stillOpen} still open`);
+  }
+  return rows;
 }
 
 async function concurrencyCurve(env: Env): Promise<CurveRow[]> {
@@ -243,7 +301,7 @@ const f0 = (n: number): string => n.toFixed(0);
 function table(rows: readonly CurveRow[], head: string, extra?: (r: CurveRow) => string, extraHead = ''): string {
   return [
     `| ${head} | gateway CPU µs/req | gateway p99 ms | gateway req/s | RSS MB | baseline CPU µs/req | × baseline CPU |${extraHead}`,
-    `|---|---|---|---|---|---|---|${extraHead ? '---|' : ''}`,
+    `|---|---|---|---|---|---|---|${'---|'.repeat(extraHead.split('|').length - 1)}`,
     ...rows.map((r) => `| ${r.x} | ${f0(r.gateway.cpuUs)} | ${r.gateway.p99} | ${f0(r.gateway.rps)} | ${f0(r.gateway.rssMb)} | ${r.baseline ? f0(r.baseline.cpuUs) : '—'} | ${r.baseline ? (r.gateway.cpuUs / r.baseline.cpuUs).toFixed(2) : '—'} |${extra ? ` ${extra(r)} |` : ''}`),
     '',
   ].join('\n');
@@ -258,6 +316,14 @@ export function renderCurves(c: Curves): string {
     '### Memory: the young generation (c=50, page 2)', '', table(c.memory, 'NODE_OPTIONS'),
   ];
   if (c.memoryEmbedded?.length) out.push('### Memory, embedded gateway (keys file, memory counters; c=50, page 2)', '', table(c.memoryEmbedded, 'NODE_OPTIONS'));
+  if (c.idle?.length) {
+    out.push('### Idle keep-alive connections (a fresh gateway per point; each socket made one request, /v1/ping, and stays open; active load page 2 at c=10 beside them, taking turns with the bare proxy)', '',
+      table(c.idle, 'idle connections', (r) => {
+        const i = r as IdleRow;
+        return `${f0(i.rssBeforeMb)} → ${f0(i.rssIdleMb)} | ${i.x ? (((i.rssIdleMb - i.rssBeforeMb) * 1024) / i.x).toFixed(1) : '—'} | ${i.idleCpuMsPerS.toFixed(1)} | ${i.openMs} | ${i.stillOpen}`;
+      }, ' RSS MB idle, before → with them | KB per idle connection | idle CPU ms/s | opened in ms | still open after |'));
+  }
+  if (c.surfaces) out.push('### The new surfaces on and off (gateways on Redis taking turns, first page, c=10)', '', renderSurfaces(c.surfaces));
   if (c.builds) out.push('### This round against the code before it (page 2, side by side)', '', table(c.builds, 'build'));
   return out.join('\n');
 }
@@ -282,6 +348,8 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
     concurrency: wanted('concurrency') ? await concurrencyCurve(env) : [],
     addresses: wanted('addresses') ? await addressCurve(env, [1, 2, 4, 8, 16]) : [],
     redisKeys: wanted('keys') ? await redisKeysCurve(env, sizes) : [],
+    idle: wanted('idle') ? await idleCurve(env, (process.env.CURVE_IDLE ?? '0,100,1000,10000').split(',').map(Number)) : [],
+    surfaces: wanted('surfaces') ? await runSurfaces({ redisUrl: o.redisUrl, backendUrl: o.backendUrl, seconds: SECONDS }) : undefined,
   };
   result.loadAfter = loadavg()[0]!;
   return result;
@@ -300,6 +368,22 @@ export function writeCurves(c: Curves): void {
   };
   plot('concurrency', 'Gateway on Redis, page 2: CPU per request and p99 by concurrency', 'connections (keep-alive)', c.concurrency);
   plot('addresses', 'CPU per request by the number of address entries of the key (c=10)', 'address entries (CIDR ranges, IPv4 and IPv6)', c.addresses);
+  if (c.idle?.length) {
+    const idle = c.idle.filter((r) => r.x > 0);
+    writeFileSync(path.join(dir, 'curve-idle-connections.svg'), renderLines('Idle keep-alive connections: memory, idle CPU and CPU per active request (c=10)', 'idle keep-alive connections', idle.map((r) => r.x), [
+      { name: 'KB of RSS per idle connection', values: idle.map((r) => ((r.rssIdleMb - r.rssBeforeMb) * 1024) / r.x) },
+      { name: 'idle gateway CPU ms/s', values: idle.map((r) => r.idleCpuMsPerS) },
+      { name: 'gateway CPU µs per active request', values: idle.map((r) => r.gateway.cpuUs) },
+      { name: 'baseline proxy CPU µs/req (no idle sockets)', values: idle.map((r) => r.baseline!.cpuUs) },
+    ]));
+  }
+  if (c.surfaces) {
+    const rows = c.surfaces.rows;
+    writeFileSync(path.join(dir, 'curve-surfaces.svg'), renderLines('The new surfaces on and off: gateway CPU µs per request (first page, c=10, same rounds)', '', rows.map((r) => r.short), [
+      { name: 'gateway CPU µs/req', values: rows.map((r) => r.cpuUs) },
+      { name: 'p99 ms', values: rows.map((r) => r.p99) },
+    ]));
+  }
   plot('redis-keys', 'CPU per request by the number of keys in Redis (c=10, 1,000 keys in use)', 'keys in the Redis key store', c.redisKeys, false);
 }
 
@@ -314,7 +398,7 @@ async function main(): Promise<void> {
     // CURVES=a,b runs some curves only: the others are kept from the last results.
     const file = path.join(ROOT, 'bench/results/curves.json');
     const kept = process.env.CURVES && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Curves) : undefined;
-    const curves: Curves = kept ? { ...kept, ...Object.fromEntries(Object.entries(fresh).filter(([k, v]) => ['date', 'node', 'seconds', 'loadBefore', 'loadAfter'].includes(k) || (Array.isArray(v) && v.length > 0))) } : fresh;
+    const curves: Curves = kept ? { ...kept, ...Object.fromEntries(Object.entries(fresh).filter(([k, v]) => ['date', 'node', 'seconds', 'loadBefore', 'loadAfter'].includes(k) || (Array.isArray(v) ? v.length > 0 : v !== undefined))) } : fresh;
     writeCurves(curves);
     process.stdout.write(`\n${renderCurves(curves)}\nwritten: bench/results/curves.{json,md}, curve-*.svg\n`);
   } finally {

@@ -127,7 +127,7 @@ async function measureCompression(gateway: RunningProcess, opsUrl: string, pageU
 }
 
 /** A collector that takes every export and answers 200 (the exporter's cost is the gateway's, not the sink's). */
-async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
+export async function startSink(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());

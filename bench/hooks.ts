@@ -23,7 +23,8 @@ const SECRET = `whsec_bench_${randomBytes(16).toString('hex')}`;
 export interface HooksRow { name: string; hooks: boolean; rps: number; p99: number; cpuUs: number }
 export interface HooksResult { connections: number; rounds: number; rows: HooksRow[] }
 
-async function startGateway(env: Record<string, string>, hooks: boolean): Promise<RunningProcess> {
+/** A gateway with `env`; with `hooks`, its providers' listener on and checked with a signed event (surfaces.ts too). */
+export async function startGateway(env: Record<string, string>, hooks: boolean): Promise<RunningProcess> {
   const hooksEnv: Record<string, string> = hooks ? { HOOKS_PORT: '0', STRIPE_WEBHOOK_SECRET: SECRET } : {};
   const p = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env, ...hooksEnv }, 60_000);
   if (hooks) {

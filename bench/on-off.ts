@@ -39,15 +39,22 @@ export async function listeningPort(p: RunningProcess, message: string): Promise
   }
 }
 
-/** The gateways take turns (a 2 s warm-up each, then `seconds` rounds of 1 s); the median round of each. */
-export async function takeTurns(started: readonly RunningProcess[], names: readonly string[], keyValue: string, seconds: number): Promise<TurnMedian[]> {
-  const headers = { 'x-api-key': keyValue };
-  for (const p of started) await autocannon({ url: `${p.url}${PAGE}`, connections: CONNECTIONS, duration: 2, headers }); // warm-up
+/**
+ * The gateways take turns (a 2 s warm-up each, then `seconds` rounds of 1 s); the median round of
+ * each. A gateway may appear more than once with other request headers (`extra`, by position: an
+ * Accept-Encoding, say).
+ */
+export async function takeTurns(started: readonly RunningProcess[], names: readonly string[], keyValue: string, seconds: number, extra: ReadonlyArray<Record<string, string>> = []): Promise<TurnMedian[]> {
+  const headersOf = (i: number): Record<string, string> => ({ 'x-api-key': keyValue, ...extra[i] });
+  for (const [i, p] of started.entries()) await autocannon({ url: `${p.url}${PAGE}`, connections: CONNECTIONS, duration: 2, headers: headersOf(i) }); // warm-up
   const rounds = started.map(() => [] as TurnMedian[]);
   for (let r = 0; r < seconds; r++) {
-    for (const [i, p] of started.entries()) {
+    // The order turns each round: in a fixed order the first of a round came out dearer (curves.ts).
+    for (let k = 0; k < started.length; k++) {
+      const i = (r + k) % started.length;
+      const p = started[i]!;
       const before = cpuSeconds(p.child.pid!);
-      const result = await autocannon({ url: `${p.url}${PAGE}`, connections: CONNECTIONS, duration: 1, headers });
+      const result = await autocannon({ url: `${p.url}${PAGE}`, connections: CONNECTIONS, duration: 1, headers: headersOf(i) });
       if (result.non2xx > 0) throw new Error(`${names[i]}: ${result.non2xx} answers were not 2xx`);
       rounds[i]!.push({ rps: result.requests.average, p99: result.latency.p99, cpuUs: ((cpuSeconds(p.child.pid!) - before) * 1e6) / result.requests.total });
     }

@@ -21,7 +21,8 @@ import { drainOutput } from './proc-cpu';
 export interface PortalRow { name: string; portal: boolean; rps: number; p99: number; cpuUs: number }
 export interface PortalResult { connections: number; rounds: number; rows: PortalRow[] }
 
-async function startGateway(env: Record<string, string>, portal: boolean): Promise<RunningProcess> {
+/** A gateway with `env`; with `portal`, its portal on and checked to answer (surfaces.ts too). */
+export async function startGateway(env: Record<string, string>, portal: boolean): Promise<RunningProcess> {
   const portalEnv: Record<string, string> = portal ? { PORTAL_PORT: '0', PORTAL_PUBLIC_URL: 'http://127.0.0.1:8083' } : {};
   const p = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env, ...portalEnv }, 60_000);
   if (portal) {

@@ -10,7 +10,9 @@
  * at c=50 (top functions, per-step budget: profile.ts); page-depth cost, key-store scale (100,000
  * keys in the keys file and in Redis) and the performance issue's levers, before/after (levers.ts).
  * Compression per coding and tracing off / on (edges.ts); /v1 with the holders' portal on and off
- * (portal.ts); and with the providers' listener on and off (hooks.ts).
+ * (portal.ts); and with the providers' listener on and off (hooks.ts); two processes on one port
+ * with reusePort against GATEWAY_WORKERS=2 (reuse-port.ts); the cost curves, idle keep-alive
+ * connections and the new surfaces on and off among them (curves.ts).
  *
  * BENCH_SECONDS (default 5) sets the number of measured 1 s rounds (and the length of other runs).
  */
@@ -32,6 +34,7 @@ import { renderPortal, runPortal } from './portal';
 import { renderHooks, runHooks } from './hooks';
 import { renderLevers, runLevers } from './levers';
 import { renderWorkers, runWorkers } from './workers';
+import { renderReusePort, runReusePort } from './reuse-port';
 import { renderCurves, runCurves, writeCurves } from './curves';
 import { cpuSeconds, drainOutput, rssMb, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 import { renderProfile, summariseProfile } from './profile';
@@ -307,6 +310,8 @@ async function main(): Promise<void> {
   await Promise.all(idle.map((p) => p.stop())); // the gateways and the baseline off: the levers run alone
   const levers = await runLevers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS, bigKeysFile: keysBig });
   const workers = await runWorkers({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
+  // Two processes on one port with reusePort against the cluster module's distribution (bench/reuse-port.ts).
+  const reusePort = await runReusePort({ redisUrl: redisServer.url, backendUrl: backend.url, rounds: SECONDS });
   // Compression per coding and tracing off / ratio 0.01 / ratio 1.0 (bench/edges.ts).
   const edges = await runEdges({ backendUrl: backend.url, seconds: SECONDS });
   // /v1 with the holders' portal on and off, embedded and on Redis (bench/portal.ts).
@@ -314,15 +319,15 @@ async function main(): Promise<void> {
   // /v1 with the providers' listener (and Stripe) on and off, on Redis (bench/hooks.ts).
   const hooks = await runHooks({ redisUrl: redisServer.url, backendUrl: backend.url, seconds: SECONDS });
 
-  // The cost curves (bench/curves.ts): concurrency, addresses per key, keys in Redis, memory.
+  // The cost curves (bench/curves.ts): concurrency, addresses per key, keys in Redis, memory, idle connections, surfaces.
   const baselineForCurves = quiet(await startNodeScript(path.join(ROOT, 'bench/baseline-proxy.js'), { TARGET_URL: backend.url }));
   const curves = await runCurves({ backendUrl: backend.url, redisUrl: redisServer.url, baselineUrl: baselineForCurves.url, baselinePid: baselineForCurves.child.pid!, redis });
   writeCurves(curves);
 
-  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers, edges, portal, hooks };
+  const results = { date: new Date().toISOString(), seconds: SECONDS, node: process.version, pageBytes: pageBytes.length, rows, latencies, depth, scale, profile, levers, workers, reusePort, edges, portal, hooks };
   const dir = path.join(ROOT, 'bench/results');
   writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}\n## /v1 with the providers' listener on and off\n\n${renderHooks(hooks)}\n## Cost curves\n\n${renderCurves(curves)}`;
+  const markdown = `${renderMarkdown(results)}\n## Levers (before → after, same run)\n\n${renderLevers(levers)}\n## GATEWAY_WORKERS 2 against 1\n\n${renderWorkers(workers)}\n## reusePort against the cluster module\n\n${renderReusePort(reusePort)}\n## Compression and tracing\n\n${renderEdges(edges)}\n## /v1 with the portal on and off\n\n${renderPortal(portal)}\n## /v1 with the providers' listener on and off\n\n${renderHooks(hooks)}\n## Cost curves\n\n${renderCurves(curves)}`;
   writeFileSync(path.join(dir, 'latest.md'), markdown);
   writeFileSync(path.join(dir, 'latest.svg'), renderChart(rows));
   writeFileSync(path.join(dir, 'profile.md'), profileMarkdown);
