@@ -133,6 +133,8 @@ export interface Curves {
   date: string; node: string; seconds: number; loadBefore: number; loadAfter: number;
   concurrency: CurveRow[]; addresses: CurveRow[]; redisKeys: Array<CurveRow & { startMs: number }>; memory: CurveRow[]; memoryEmbedded?: CurveRow[]; builds?: CurveRow[];
   idle?: IdleRow[]; surfaces?: SurfacesResult;
+  /** When and under what load a curve was measured, by curve (idle): set when it was run. */
+  conditions?: Record<string, string>;
 }
 
 export interface IdleRow extends CurveRow {
@@ -318,12 +320,13 @@ export function renderCurves(c: Curves): string {
   if (c.memoryEmbedded?.length) out.push('### Memory, embedded gateway (keys file, memory counters; c=50, page 2)', '', table(c.memoryEmbedded, 'NODE_OPTIONS'));
   if (c.idle?.length) {
     out.push('### Idle keep-alive connections (a fresh gateway per point; each socket made one request, /v1/ping, and stays open; active load page 2 at c=10 beside them, taking turns with the bare proxy)', '',
+      ...(c.conditions?.idle ? [`Measured ${c.conditions.idle}.`, ''] : []),
       table(c.idle, 'idle connections', (r) => {
         const i = r as IdleRow;
         return `${f0(i.rssBeforeMb)} → ${f0(i.rssIdleMb)} | ${i.x ? (((i.rssIdleMb - i.rssBeforeMb) * 1024) / i.x).toFixed(1) : '—'} | ${i.idleCpuMsPerS.toFixed(1)} | ${i.openMs} | ${i.stillOpen}`;
       }, ' RSS MB idle, before → with them | KB per idle connection | idle CPU ms/s | opened in ms | still open after |'));
   }
-  if (c.surfaces) out.push('### The new surfaces on and off (gateways on Redis taking turns, first page, c=10)', '', renderSurfaces(c.surfaces));
+  if (c.surfaces) out.push('### The new surfaces on and off (gateways on Redis taking turns, first page, c=10)', '', ...(c.conditions?.surfaces ? [`Measured ${c.conditions.surfaces}.`, ''] : []), renderSurfaces(c.surfaces));
   if (c.builds) out.push('### This round against the code before it (page 2, side by side)', '', table(c.builds, 'build'));
   return out.join('\n');
 }
@@ -340,6 +343,7 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
   const loadBefore = loadavg()[0]!;
   const sizes = (process.env.CURVE_KEYS ?? '1000,100000,1000000').split(',').map(Number);
   const beforeRoot = process.env.BENCH_BEFORE_ROOT;
+  const result0: Pick<Curves, 'conditions'> = { conditions: {} };
   const result: Curves = {
     date: new Date().toISOString(), node: process.version, seconds: SECONDS, loadBefore, loadAfter: 0,
     builds: beforeRoot && wanted('builds') ? await buildsComparison(env, beforeRoot) : undefined,
@@ -348,11 +352,21 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
     concurrency: wanted('concurrency') ? await concurrencyCurve(env) : [],
     addresses: wanted('addresses') ? await addressCurve(env, [1, 2, 4, 8, 16]) : [],
     redisKeys: wanted('keys') ? await redisKeysCurve(env, sizes) : [],
-    idle: wanted('idle') ? await idleCurve(env, (process.env.CURVE_IDLE ?? '0,100,1000,10000').split(',').map(Number)) : [],
-    surfaces: wanted('surfaces') ? await runSurfaces({ redisUrl: o.redisUrl, backendUrl: o.backendUrl, seconds: SECONDS }) : undefined,
+    idle: wanted('idle') ? await conditionsOf('idle', result0, () => idleCurve(env, (process.env.CURVE_IDLE ?? '0,100,1000,10000').split(',').map(Number))) : [],
+    surfaces: wanted('surfaces') ? await conditionsOf('surfaces', result0, () => runSurfaces({ redisUrl: o.redisUrl, backendUrl: o.backendUrl, seconds: SECONDS })) : undefined,
   };
   result.loadAfter = loadavg()[0]!;
+  if (Object.keys(result0.conditions!).length > 0) result.conditions = result0.conditions;
   return result;
+}
+
+/** Runs one curve and notes when and under what load (the curves of a CURVES=… run keep the others' from before). */
+async function conditionsOf<T>(name: string, into: Pick<Curves, 'conditions'>, run: () => Promise<T>): Promise<T> {
+  const before = loadavg()[0]!;
+  const date = new Date().toISOString().slice(0, 16).replace('T', ' ');
+  const value = await run();
+  into.conditions![name] = `${date} UTC, ${process.version}, ${SECONDS} rounds per point, load average ${before.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after`;
+  return value;
 }
 
 export function writeCurves(c: Curves): void {
@@ -398,7 +412,12 @@ async function main(): Promise<void> {
     // CURVES=a,b runs some curves only: the others are kept from the last results.
     const file = path.join(ROOT, 'bench/results/curves.json');
     const kept = process.env.CURVES && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Curves) : undefined;
-    const curves: Curves = kept ? { ...kept, ...Object.fromEntries(Object.entries(fresh).filter(([k, v]) => ['date', 'node', 'seconds', 'loadBefore', 'loadAfter'].includes(k) || (Array.isArray(v) ? v.length > 0 : v !== undefined))) } : fresh;
+    // The header's date and load describe the first curves: kept unless one of them was run now
+    // (idle and surfaces carry their own in `conditions`).
+    const headerRun = ['concurrency', 'addresses', 'redisKeys', 'memory', 'memoryEmbedded', 'builds'].some((k) => ((fresh as unknown as Record<string, unknown[] | undefined>)[k]?.length ?? 0) > 0);
+    const curves: Curves = kept
+      ? { ...kept, ...Object.fromEntries(Object.entries(fresh).filter(([k, v]) => (['date', 'node', 'seconds', 'loadBefore', 'loadAfter'].includes(k) ? headerRun : k !== 'conditions' && (Array.isArray(v) ? v.length > 0 : v !== undefined)))), conditions: { ...kept.conditions, ...fresh.conditions } }
+      : fresh;
     writeCurves(curves);
     process.stdout.write(`\n${renderCurves(curves)}\nwritten: bench/results/curves.{json,md}, curve-*.svg\n`);
   } finally {
