@@ -8,7 +8,9 @@
  *     zstd 1, br 1, gzip 3), the same gateway asked with each Accept-Encoding;
  *   - traces sampled at 0 and at 1 (parentbased_traceidratio, exporting http/protobuf to a local
  *     sink that takes everything: edges.ts);
- *   - the key holders' portal on (portal.ts), the providers' listener with Stripe on (hooks.ts).
+ *   - the key holders' portal on (portal.ts), the providers' listener with Stripe on (hooks.ts);
+ *   - a second gateway with everything off: the difference two like processes show (the rows of
+ *     other processes are within that noise or not).
  *
  * The detail of each (levels, bytes, GCs, hooks in-process) stays in edges.ts, portal.ts, hooks.ts.
  */
@@ -46,6 +48,10 @@ export async function runSurfaces(options: { redisUrl: string; backendUrl: strin
       { name: 'all off, uncompressed (reference)', short: 'off', p: plain, headers: { 'accept-encoding': 'identity' } },
       ...OFFERED.map((coding) => ({ name: `compression ${coding} ${DYNAMIC_LEVELS[coding]}`, short: `${coding} ${DYNAMIC_LEVELS[coding]}`, p: plain, headers: { 'accept-encoding': coding } })),
     ];
+    // A second gateway with everything off: how far two like processes differ (the noise floor of the rows below).
+    const control = await startWithPortal(env, false);
+    started.push(control);
+    turns.push({ name: 'all off, a second process (control)', short: 'off, control', p: control, headers: { 'accept-encoding': 'identity' } });
     for (const [ratio, label] of [['0', '0'], ['1', '1']] as const) {
       const p = await startWithPortal(otel(ratio), false);
       started.push(p);
