@@ -17,13 +17,12 @@
  */
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { ROOT, startProcess, type RunningProcess } from '../test/kit/processes';
-import { startRedis } from '../test/kit/redis-server';
-import { benchKeysFile } from './on-off';
+import { benchKeysFile, runAlone } from './on-off';
 import { cpuSeconds, drainOutput, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 
 const CONNECTIONS = 50;
@@ -145,25 +144,7 @@ export function renderReusePort(r: ReusePortResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-async function main(): Promise<void> {
-  const rounds = Number(process.env.BENCH_SECONDS ?? 5);
-  const backend = drainOutput(await startProcess('backend-mock/main.js', { BACKEND_PORT: '0', LOG_LEVEL: 'info' }, 60_000));
-  const redis = await startRedis();
-  try {
-    const result = await runReusePort({ backendUrl: backend.url, redisUrl: redis.url, rounds });
-    const markdown = renderReusePort(result);
-    writeFileSync(path.join(ROOT, 'bench/results/reuse-port.json'), `${JSON.stringify(result, null, 2)}\n`);
-    writeFileSync(path.join(ROOT, 'bench/results/reuse-port.md'), `# reusePort against the cluster module (bench/reuse-port.ts)\n\n${markdown}`);
-    process.stdout.write(`${markdown}written: bench/results/reuse-port.{md,json}\n`);
-  } finally {
-    await backend.stop();
-    await redis.stop();
-  }
-}
-
+/** `npm run bench:reuse-port`: this comparison alone, through the benches' one stand-alone runner. */
 if (require.main === module) {
-  main().catch((err: unknown) => {
-    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  });
+  runAlone('reuse-port', 'reusePort against the cluster module (bench/reuse-port.ts)', async ({ redisUrl, backendUrl, seconds }) => renderReusePort(await runReusePort({ backendUrl, redisUrl, rounds: seconds })));
 }
