@@ -204,6 +204,8 @@ describe('exactly once, in any order', () => {
     const again = await send(event, 1);
     expect(again).toMatchObject({ status: 200, body: { received: true, duplicate: true } });
     expect(await reasonsOf(k.id)).toEqual([]);
+    // An applied id is kept at least 30 days (Stripe retries a delivery for 3).
+    expect(await stack.redis.ttl(`lgw:billing:stripe:event:${event.id}`)).toBeGreaterThanOrEqual(30 * 86_400 - 60);
   });
 
   it('a late past_due older than an invoice.paid already applied changes nothing', async () => {
