@@ -28,6 +28,20 @@ say() { echo "containers-check: $*"; }
 skip() { say "skipped: $*"; exit 0; }
 fail() { say "FAILED: $*" >&2; exit 1; }
 
+# --- 0. the base images the project's files name ---------------------------------------------
+# The Dockerfile names its base image once, as the default of `ARG NODE_IMAGE` (so it can be pinned by
+# digest with --build-arg); an older Dockerfile named it on its FROM line.
+NODE_IMAGE=$({ sed -n 's/^ARG NODE_IMAGE=\(node:[^ ]*\).*/\1/p' Dockerfile; sed -n 's/^FROM \(node:[^ ]*\).*/\1/p' Dockerfile; } | head -1)
+NODE_MAJOR=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\1/p')
+NODE_SUITE=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\2/p')
+REDIS_IMAGE=$(sed -n 's/^ *image: *\(redis:[^ ]*\).*/\1/p' docker-compose.yml | head -1)
+REDIS_SUITE=$(echo "$REDIS_IMAGE" | sed -n 's/^redis:[0-9.]*-\([a-z]*\)$/\1/p')
+[ -n "$NODE_MAJOR" ] || fail "the Dockerfile's base image (ARG NODE_IMAGE=, or its FROM line) is not node:<major>-<debian suite>-slim: ${NODE_IMAGE:-none found}"
+[ -n "$REDIS_SUITE" ] || fail "docker-compose.yml's redis image is not redis:<version>-<debian suite>: $REDIS_IMAGE"
+# `--images` prints them and stops (the deploy-manifests suite checks the Dockerfile and the compose
+# file still name images this script can make).
+if [ "${1:-}" = --images ]; then echo "$NODE_IMAGE $REDIS_IMAGE"; exit 0; fi
+
 [ "$(uname -s)" = Linux ] || skip "containers need Linux"
 [ "$(id -u)" -eq 0 ] || skip "needs root (dockerd and debootstrap)"
 for tool in dockerd docker docker-compose debootstrap curl jq npm; do
@@ -63,13 +77,6 @@ trap teardown EXIT
 
 # --- 2. base images ------------------------------------------------------------------------------
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
-NODE_IMAGE=$(sed -n 's/^FROM \(node:[^ ]*\).*/\1/p' Dockerfile | head -1)
-NODE_MAJOR=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\1/p')
-NODE_SUITE=$(echo "$NODE_IMAGE" | sed -n 's/^node:\([0-9]*\)-\([a-z]*\)-slim$/\2/p')
-REDIS_IMAGE=$(sed -n 's/^ *image: *\(redis:[^ ]*\).*/\1/p' docker-compose.yml | head -1)
-REDIS_SUITE=$(echo "$REDIS_IMAGE" | sed -n 's/^redis:[0-9.]*-\([a-z]*\)$/\1/p')
-[ -n "$NODE_MAJOR" ] || fail "the Dockerfile's FROM line is not node:<major>-<debian suite>-slim: $NODE_IMAGE"
-[ -n "$REDIS_SUITE" ] || fail "docker-compose.yml's redis image is not redis:<version>-<debian suite>: $REDIS_IMAGE"
 
 # debian:<suite>-slim from a debootstrap root filesystem (kept as a tarball in $STATE).
 debian_image() {

@@ -253,6 +253,11 @@ test('the Dockerfile takes its base image as one build argument, so it can be pi
   const arg = lines.findIndex((l) => /^ARG NODE_IMAGE=\S+$/.test(l));
   expect(arg).toBeGreaterThanOrEqual(0);
   expect(arg).toBeLessThan(lines.findIndex((l) => /^FROM\s/i.test(l)));
+  // The CI's container check makes the base images itself, from the names it reads here: a
+  // Dockerfile it cannot read stops that check (as the move to ARG NODE_IMAGE once did).
+  const images = execFileSync('bash', [path.join(ROOT, 'scripts/containers-check.sh'), '--images'], { cwd: ROOT, encoding: 'utf8' });
+  expect(images.trim()).toBe(`${lines[arg]!.slice('ARG NODE_IMAGE='.length)} ${/image: *(redis:\S+)/.exec(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'))![1]}`);
+  expect(images).toMatch(/^node:\d+-[a-z]+-slim redis:[0-9.]+-[a-z]+\n$/);
 });
 
 test('the schema check can fail: a wrong field type is refused', () => {
