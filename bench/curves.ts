@@ -9,6 +9,8 @@
  *     ranges, IPv4 and IPv6, the caller's address last), c=10, the keys taking turns;
  *   - keys in Redis 1,000 → 100,000 → 1,000,000 (CURVE_KEYS to choose): a redis-server and a gateway
  *     per size, taking turns; requests spread over 1,000 of the keys, c=10; start-up time and RSS;
+ *   - keys in the keys file 1,000 → 200,000 (CURVE_KEYS_FILE to choose; keys-file-curve.ts): start-up
+ *     time, RSS idle and under load, CPU per request, the sizes taking turns;
  *   - memory: the gateway under load at c=50 with V8's default young generation and with
  *     `--max-semi-space-size` 8, 4 and 2 (MB), side by side: RSS and CPU per request (CURVES=memory-embedded:
  *     the same for the embedded gateway, keys file and memory counters);
@@ -41,6 +43,7 @@ import { startRedis } from '../test/kit/redis-server';
 import { renderLines } from './curves-chart';
 import { IdlePool, openFiles, openFilesLimit, openIdle } from './idle-connections';
 import { renderSurfaces, runSurfaces, type SurfacesResult } from './surfaces';
+import { keysFileCurve, renderKeysFile, type KeysFileRow } from './keys-file-curve';
 import { cpuSeconds, drainOutput, rssMb, SHIPPED_NODE_OPTIONS } from './proc-cpu';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -132,7 +135,7 @@ export interface CurveRow { x: number | string; gateway: Point; baseline?: Point
 export interface Curves {
   date: string; node: string; seconds: number; loadBefore: number; loadAfter: number;
   concurrency: CurveRow[]; addresses: CurveRow[]; redisKeys: Array<CurveRow & { startMs: number }>; memory: CurveRow[]; memoryEmbedded?: CurveRow[]; builds?: CurveRow[];
-  idle?: IdleRow[]; surfaces?: SurfacesResult;
+  idle?: IdleRow[]; surfaces?: SurfacesResult; keysFile?: KeysFileRow[];
   /** When and under what load a curve was measured, by curve (idle): set when it was run. */
   conditions?: Record<string, string>;
 }
@@ -326,6 +329,7 @@ export function renderCurves(c: Curves): string {
         return `${f0(i.rssBeforeMb)} → ${f0(i.rssIdleMb)} | ${i.x ? (((i.rssIdleMb - i.rssBeforeMb) * 1024) / i.x).toFixed(1) : '—'} | ${i.idleCpuMsPerS.toFixed(1)} | ${i.openMs} | ${i.stillOpen}`;
       }, ' RSS MB idle, before → with them | KB per idle connection | idle CPU ms/s | opened in ms | still open after |'));
   }
+  if (c.keysFile?.length) out.push('### Keys in the keys file (embedded gateway: memory counters; first page, c=10, over 1,000 of the keys; the sizes and the baseline taking turns)', '', ...(c.conditions?.['keys-file'] ? [`Measured ${c.conditions['keys-file']}.`, ''] : []), renderKeysFile(c.keysFile));
   if (c.surfaces) out.push('### The new surfaces on and off (gateways on Redis taking turns, first page, c=10)', '', ...(c.conditions?.surfaces ? [`Measured ${c.conditions.surfaces}.`, ''] : []), renderSurfaces(c.surfaces));
   if (c.builds) out.push('### This round against the code before it (page 2, side by side)', '', table(c.builds, 'build'));
   return out.join('\n');
@@ -353,6 +357,9 @@ export async function runCurves(o: { backendUrl: string; redisUrl: string; basel
     addresses: wanted('addresses') ? await addressCurve(env, [1, 2, 4, 8, 16]) : [],
     redisKeys: wanted('keys') ? await redisKeysCurve(env, sizes) : [],
     idle: wanted('idle') ? await conditionsOf('idle', result0, () => idleCurve(env, (process.env.CURVE_IDLE ?? '0,100,1000,10000').split(',').map(Number))) : [],
+    keysFile: wanted('keys-file') ? await conditionsOf('keys-file', result0, () => keysFileCurve((process.env.CURVE_KEYS_FILE ?? '1000,10000,100000,200000').split(',').map(Number), {
+      dir: tmp, page: PAGE, baseline: env.baseline, valueOf: fillerValue, start: (extra) => gateway(env, extra), alternate: (t, c) => alternate(t, c), stop, say,
+    })) : undefined,
     surfaces: wanted('surfaces') ? await conditionsOf('surfaces', result0, () => runSurfaces({ redisUrl: o.redisUrl, backendUrl: o.backendUrl, seconds: SECONDS })) : undefined,
   };
   result.loadAfter = loadavg()[0]!;
@@ -396,6 +403,15 @@ export function writeCurves(c: Curves): void {
     writeFileSync(path.join(dir, 'curve-surfaces.svg'), renderLines('The new surfaces on and off: gateway CPU µs per request (first page, c=10, same rounds)', '', rows.map((r) => r.short), [
       { name: 'gateway CPU µs/req', values: rows.map((r) => r.cpuUs) },
       { name: 'p99 ms', values: rows.map((r) => r.p99) },
+    ]));
+  }
+  if (c.keysFile?.length) {
+    const rows = c.keysFile;
+    writeFileSync(path.join(dir, 'curve-keys-file.svg'), renderLines('Keys in the keys file: start-up, memory and CPU per request (c=10)', 'keys in the file', rows.map((r) => r.x), [
+      { name: 'start-up ms', values: rows.map((r) => r.startMs) },
+      { name: 'RSS under load MB', values: rows.map((r) => r.gateway.rssMb) },
+      { name: 'gateway CPU µs/req', values: rows.map((r) => r.gateway.cpuUs) },
+      { name: 'baseline proxy CPU µs/req', values: rows.map((r) => r.baseline.cpuUs) },
     ]));
   }
   plot('redis-keys', 'CPU per request by the number of keys in Redis (c=10, 1,000 keys in use)', 'keys in the Redis key store', c.redisKeys, false);
