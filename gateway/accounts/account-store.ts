@@ -20,6 +20,8 @@ export interface AccountStore {
   findByEmail(email: string): Promise<Account | undefined>;
   /** `limit` 1..1000; `cursor` is a previous page's `nextCursor`. */
   list(page: { limit: number; cursor?: string }): Promise<AccountPage>;
+  /** Ids of the accounts whose `billing_customer` is `customer` (normally one), sorted: what a billing event is matched to. */
+  idsOfBillingCustomer(customer: string): Promise<string[]>;
   /** Ids of the key records whose `account` is this id, sorted. */
   keyIdsOf(accountId: string): Promise<string[]>;
   /** A duplicate id, or an email already another account's, is 409 `conflict`. */

@@ -41,6 +41,7 @@ export function createFileAccountStore(file: string, initial: KeysFileAccounts =
     get: (id) => fresh().get(id),
     findByEmail: (email) => fresh().findByEmail(email),
     list: (page) => fresh().list(page),
+    idsOfBillingCustomer: (customer) => fresh().idsOfBillingCustomer(customer),
     keyIdsOf: (id) => fresh().keyIdsOf(id),
     create: (input) => fresh().create(input),
     update: (id, patch, may) => fresh().update(id, patch, may),

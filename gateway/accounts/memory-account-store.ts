@@ -59,6 +59,7 @@ export function createMemoryAccountStore(options: MemoryAccountStoreOptions = {}
       const page = ids.slice(0, limit);
       return { accounts: page.map((id) => byId.get(id)!), nextCursor: ids.length > limit ? encodeAccountCursor(page[page.length - 1]!) : null };
     },
+    idsOfBillingCustomer: async (customer) => [...byId.values()].filter((a) => a.billingCustomer === customer).map((a) => a.id).sort(),
     keyIdsOf,
     async create(input) {
       mustWrite();

@@ -15,7 +15,7 @@ import { accountKeyIds, createAccountWrites } from './redis-account-writes';
 /**
  * Accounts in the Redis key store, beside the keys: the record under `lgw:account:<id>`, the ids in
  * a sorted set (listed in id order by ZRANGE BYLEX), and one `lgw:account-email:<address>` pointer
- * per address. As with key hashes (gateway/keys/key-pointers.ts), the record decides: pointers are
+ * per address, and one set of account ids per billing customer (customer-index.ts). As with key hashes (gateway/keys/key-pointers.ts), the record decides: pointers are
  * claimed before the record names an address and released after it stopped, and every reader
  * checks the record, so a writer dying half-way leaves at worst a pointer that leads nowhere.
  * Single-key commands only, so it runs on any topology. Each change and its audit entry are one
@@ -30,7 +30,7 @@ export interface RedisAccountStore extends AccountStore {
 }
 
 export function createRedisAccountStore(redis: RedisClient, outbox: AuditOutbox = keyStoreOutbox(redis), logger?: Logger): RedisAccountStore {
-  const { get, swap, remove } = createAccountWrites(redis, outbox, logger);
+  const { get, swap, remove, idsOfBillingCustomer } = createAccountWrites(redis, outbox, logger);
   const keyIdsOf = (accountId: string): Promise<string[]> => accountKeyIds(redis, accountId);
   const taken = (id: string): ApiError => new ApiError('conflict', {}, undefined, `An account with id "${id}" already exists.`);
   return {
@@ -51,6 +51,7 @@ export function createRedisAccountStore(redis: RedisClient, outbox: AuditOutbox 
       const accounts = (await Promise.all(page.map(get))).filter((a): a is Account => a !== undefined);
       return { accounts, nextCursor: ids.length > limit ? encodeAccountCursor(page[page.length - 1]!) : null };
     },
+    idsOfBillingCustomer,
     keyIdsOf,
     async create(input) {
       const checked = checkAccountInput(input);

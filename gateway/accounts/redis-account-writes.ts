@@ -9,6 +9,7 @@ import { parseStoredKey, redisKeys } from '../keys/redis-layout';
 import type { Account } from './account';
 import { emailTaken } from './memory-account-store';
 import { parseStoredAccount, toStoredAccount } from './redis-account-layout';
+import { createCustomerIndex } from './customer-index';
 
 export const concurrent = (): ApiError => new ApiError('service_unavailable', {}, 1, 'The account is being changed concurrently; retry.');
 
@@ -24,6 +25,7 @@ export type AccountAudit = { action: AuditAction; changes: Record<string, FieldC
 export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, logger?: Logger) {
   const cas = (key: string, expected: string | null, next: string | null): Promise<boolean> => compareAndSet(redis, key, expected, next);
   const get = async (id: string): Promise<Account | undefined> => parseStoredAccount(await redis.get(redisKeys.account(id)));
+  const customers = createCustomerIndex(redis, get);
   const entryOf = (id: string, audit: AccountAudit) => (audit ? { entry: { action: audit.action, key_id: '', account_id: id, changes: audit.changes } } : {});
 
   /** Points each address at `id`, or 409 when an account that still lists it owns it. */
@@ -58,6 +60,7 @@ export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, log
       },
       prepare: async ({ after }) => {
         await claimEmails(after.emails, id);
+        await customers.join(after);
         await redis.zadd(redisKeys.accounts, 0, id); // before the record: a listed id without a record is skipped
       },
       giveUp: concurrent,
@@ -65,6 +68,7 @@ export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, log
     });
     const { before, after } = planned;
     if (before) await releaseEmails(before.emails.filter((e) => !after.emails.includes(e)), id);
+    await customers.leave(before, after);
     return { ...(before ? { before } : {}), after };
   }
   /** Deletes the account `id` after `check` accepted it (it throws to refuse), with the entry `audit` says. */
@@ -79,9 +83,10 @@ export function createAccountWrites(redis: RedisClient, outbox: AuditOutbox, log
     });
     await redis.zrem(redisKeys.accounts, id);
     await releaseEmails(planned.before.emails, id);
+    await customers.leave(planned.before, undefined);
     return planned.before;
   }
-  return { get, releaseEmails, swap, remove };
+  return { get, releaseEmails, swap, remove, idsOfBillingCustomer: customers.idsOf };
 }
 
 /** Ids of the keys whose record names the account (the index is a superset: each record is checked). */

@@ -13,7 +13,6 @@ import type { RedisClient } from '../redis/connect';
 import { billingApply } from './billing-apply';
 import { applyToAccount } from './billing-events';
 import { redisBillingState } from './billing-state';
-import { accountsOfCustomer } from './customer-accounts';
 import { redisEventClaims } from './event-claims';
 import { stripeApi } from './stripe-api';
 import { readEvent, type Subject } from './stripe-events';
@@ -89,7 +88,7 @@ export function stripeHook(deps: StripeHookDeps): HookRoute {
       logger.info({ ...fields, why: subject.none }, 'stripe event ignored');
       return { status: 200, body: { received: true, ignored: subject.none } };
     }
-    const accountIds = await accountsOfCustomer(deps.accounts, subject.customer);
+    const accountIds = await deps.accounts.idsOfBillingCustomer(subject.customer);
     if (!accountIds.length) {
       logger.info({ ...fields, customer: subject.customer }, 'stripe event for a customer no account names');
       return { status: 200, body: { received: true, ignored: 'no account names this customer' } };

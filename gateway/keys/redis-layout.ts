@@ -25,6 +25,9 @@ export const redisKeys = {
   accountByEmail: (email: string) => `lgw:account-email:${email}`,
   /** Ids of the keys whose `account` is this id (a superset: readers check each record). */
   accountKeys: (id: string) => `lgw:account-keys:${id}`,
+  /** Ids of the accounts whose `billing_customer` is this (a superset: readers check each record); the flag says every account written before the index existed was added. */
+  customerAccounts: (customer: string) => `lgw:customer-accounts:${customer}`,
+  customerAccountsBuilt: 'lgw:customer-accounts:built',
   /** Set: Redis keys of records (keys, accounts, requests) that may hold audit entries not yet in the log (gateway/audit/audit-outbox.ts). */
   auditPending: 'lgw:audit:pending',
 } as const;

@@ -1,0 +1,55 @@
+import type { RedisClient } from '../redis/connect';
+import { redisKeys } from '../keys/redis-layout';
+import type { Account } from './account';
+
+const BACKFILL_PAGE = 1000;
+
+/**
+ * The Redis index from a billing customer to its accounts (`lgw:customer-accounts:<customer>`, a
+ * set), so that a payment provider's event finds its accounts in one read, however many accounts
+ * there are. Like the key pointers, the record decides: an id joins the set before the record names
+ * the customer and leaves it after the record stopped naming it, and every reader checks the record,
+ * so a writer dying half-way leaves at worst an id that is filtered out.
+ *
+ * Accounts written before the index existed are added once, by the first look-up that finds the
+ * `built` flag missing (every id in the accounts set is read, page by page); writes made meanwhile
+ * add themselves, so the flag is set only after a complete pass.
+ */
+export function createCustomerIndex(redis: RedisClient, get: (id: string) => Promise<Account | undefined>) {
+  let built = false;
+  async function backfill(): Promise<void> {
+    if (built || (await redis.exists(redisKeys.customerAccountsBuilt)) === 1) {
+      built = true;
+      return;
+    }
+    let after = '-';
+    for (;;) {
+      const ids = await redis.zrangebylex(redisKeys.accounts, after, '+', 'LIMIT', 0, BACKFILL_PAGE);
+      // One GET per record (single-key commands: any topology, a Cluster too).
+      for (const account of await Promise.all(ids.map(get))) {
+        if (account?.billingCustomer !== undefined) await redis.sadd(redisKeys.customerAccounts(account.billingCustomer), account.id);
+      }
+      if (ids.length < BACKFILL_PAGE) break;
+      after = `(${ids[ids.length - 1]!}`;
+    }
+    await redis.set(redisKeys.customerAccountsBuilt, new Date().toISOString());
+    built = true;
+  }
+  return {
+    /** Before the record is written: the account joins its customer's set. */
+    async join(after: Account): Promise<void> {
+      if (after.billingCustomer !== undefined) await redis.sadd(redisKeys.customerAccounts(after.billingCustomer), after.id);
+    },
+    /** After the record is written (or deleted): the account leaves the set of a customer it no longer names. */
+    async leave(before: Account | undefined, after: Account | undefined): Promise<void> {
+      const was = before?.billingCustomer;
+      if (was !== undefined && was !== after?.billingCustomer) await redis.srem(redisKeys.customerAccounts(was), before!.id);
+    },
+    async idsOf(customer: string): Promise<string[]> {
+      await backfill();
+      const ids = (await redis.smembers(redisKeys.customerAccounts(customer))).sort();
+      const accounts = await Promise.all(ids.map(get));
+      return ids.filter((_id, i) => accounts[i]?.billingCustomer === customer);
+    },
+  };
+}
