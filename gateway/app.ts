@@ -120,7 +120,7 @@ export function createGateway(deps: AppDeps): RequestListener {
   function route(ctx: RequestContext): void {
     const { req, res } = ctx;
     try {
-      // Path before method, method before key (CONTRACT part 2): 404, then 405 with `Allow: GET`
+      // Path before method, method before key (README, "The surface"): 404, then 405 with `Allow: GET`
       // for any other method (HEAD included).
       const match = matchRoute(ctx.path);
       if (match.kind === 'not_found') throw new ApiError('not_found').because('unknown_path');

@@ -35,7 +35,7 @@ export const ADMIN_ERROR_CATALOGUE = {
 export type AdminErrorCode = keyof typeof ADMIN_ERROR_CATALOGUE;
 const ANY_CATALOGUE: Record<ErrorCode | AdminErrorCode, { status: number; message: string }> = { ...ERROR_CATALOGUE, ...ADMIN_ERROR_CATALOGUE };
 
-/** Extra body fields some codes carry (CONTRACT part 2). */
+/** Extra body fields some codes carry (docs/reference.md, error codes). */
 export interface ErrorExtras {
   parameter?: string;
   ip?: string;

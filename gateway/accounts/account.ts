@@ -18,7 +18,7 @@ export interface Account {
   readonly updatedAt: string;
 }
 
-/** The key-id alphabet (CONTRACT part 3): accounts use it too. */
+/** The key-id alphabet (docs/keys-and-accounts.md): accounts use it too. */
 export const ACCOUNT_ID = /^[A-Za-z0-9._-]{1,64}$/;
 export const MAX_EMAILS = 10;
 export const MAX_NAME = 200;

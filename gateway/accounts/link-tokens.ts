@@ -3,7 +3,7 @@ import { invalidParameter } from '../http/invalid-parameter';
 import type { RedisClient } from '../redis/connect';
 
 /**
- * One-time sign-in links (CONTRACT part 8): `keys account link ID` issues a token; the portal
+ * One-time sign-in links (docs/portal.md): `keys account link ID` issues a token; the portal
  * redeems it once, on any instance, until it expires. Only the token's SHA-256 is stored.
  */
 export interface LinkTokens {

@@ -21,7 +21,7 @@ import { operatorError } from '../http/operator-error';
 import { jsonBody } from '../http/request-bodies';
 
 /**
- * The admin API (CONTRACT part 5): key management over HTTP for billing systems and operators.
+ * The admin API (docs/keys-and-accounts.md): key management over HTTP for billing systems and operators.
  * JSON in and out; errors in the public `{error, message}` form. It never shows a hash or a key
  * value, except the new value in the answer to create and roll. Every call needs an operator token;
  * its role decides which calls it may make (gateway/operators/roles.ts), else 403 `forbidden`.
@@ -97,7 +97,7 @@ export function createAdminApp(admin: KeyAdmin, operators: OperatorRegistry, log
   // putting into an account or opening to every address is the issuing role's.
   app.patch('/admin/keys/:id', permit('manage'), async (req, res) =>
     sendJson(res, 200, await admin.set(id(req), body(req), { issue: allows(operatorOf(res).role, 'issue') })));
-  // Deleting a revoked record (CONTRACT part 7) is as final as revoking: the same role.
+  // Deleting a revoked record (docs/guarantees.md) is as final as revoking: the same role.
   app.delete('/admin/keys/:id', permit('issue'), async (req, res) => {
     await admin.delete(id(req));
     res.statusCode = 204;

@@ -21,14 +21,14 @@ const base64url32 = z
   .string()
   .regex(/^[A-Za-z0-9_-]{43}$/, 'must be base64url of exactly 32 bytes (43 characters)');
 
-/** Every environment variable of CONTRACT part 4, with the defaults that make `npm start` work. */
+/** Every environment variable of docs/reference.md, with the defaults that make `npm start` work. */
 const EnvSchema = z.object({
   PORT: port(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   BACKEND_URL: z.string().url().default('http://127.0.0.1:8081'),
   KEYS_FILE: z.string().min(1).default('config/keys.yaml'),
   GATEWAY_CONFIG: z.string().min(1).default('config/gateway.yaml'),
-  /** The shared Redis (CONTRACT part 6): at most one topology; checked by parseRedisTopology. */
+  /** The shared Redis (docs/operating.md): at most one topology; checked by parseRedisTopology. */
   REDIS_URL: z.string().optional(),
   REDIS_CLUSTER_NODES: z.string().optional(),
   REDIS_SENTINELS: z.string().optional(),

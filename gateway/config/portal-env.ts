@@ -4,7 +4,7 @@ import { parseEnvVars } from './env-vars';
 
 
 /**
- * The key holders' portal (CONTRACT part 8). `PORTAL_PORT` unset: the portal is off and nothing
+ * The key holders' portal (docs/portal.md). `PORTAL_PORT` unset: the portal is off and nothing
  * listens. On, `PORTAL_PUBLIC_URL` is required: the address holders reach (links, the OpenID
  * redirect URI, the Origin every change must come from); its scheme decides the `Secure` cookie flag.
  */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** How a holder's change of countries or tier is handled: not offered, recorded for an operator, or applied at once. */
 export type ChangeMode = 'off' | 'request' | 'direct';
 
-/** `portal.self_service` of the gateway YAML (CONTRACT part 8): what a key holder may change in the portal. */
+/** `portal.self_service` of the gateway YAML (docs/portal.md): what a key holder may change in the portal. */
 export interface SelfServicePolicy {
   readonly addresses: boolean;
   readonly allowAnyAddress: boolean;

@@ -1,7 +1,7 @@
 import { ConfigError } from './config-error';
 
 /**
- * `PORTAL_PUBLIC_URL`: the address holders reach the portal at (CONTRACT part 8), e.g.
+ * `PORTAL_PUBLIC_URL`: the address holders reach the portal at (docs/portal.md), e.g.
  * https://portal.example.com; one-time links are printed under it. Undefined when unset; a value
  * that is not an http(s) URL is a one-line `ConfigError`. The trailing slash is dropped.
  */

@@ -17,7 +17,7 @@ interface Common {
 }
 
 /**
- * The shared Redis the environment chose (CONTRACT part 6), or none. `variable` is what a refusal
+ * The shared Redis the environment chose (docs/operating.md), or none. `variable` is what a refusal
  * names; `where` is a printable location without credentials (the URL's password never leaves here).
  */
 export type RedisTopology =

@@ -10,7 +10,7 @@ const RECHECK_MS = 30_000;
 export type DemoKeySource = { readonly file: KeyStore } | { readonly redis: RedisClient };
 
 /**
- * CONTRACT part 7: a gateway that loads a demo key while listening on a non-loopback address logs a
+ * docs/guarantees.md: a gateway that loads a demo key while listening on a non-loopback address logs a
  * warning naming it. The five demo hashes are looked up in the store at start-up and every 30 s
  * (five map look-ups, or one MGET); each newly seen demo key is warned about once. On loopback
  * nothing is checked: that is what the demo keys are for.

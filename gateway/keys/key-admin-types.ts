@@ -116,7 +116,7 @@ export interface KeyAdmin {
    * a value already reported changes nothing more); false when it is no value of this store.
    */
   markLeaked(keySha256: string, report: { url?: string }): Promise<boolean>;
-  /** Removes a revoked record for good, which frees its id (CONTRACT part 7); any other state is 400. */
+  /** Removes a revoked record for good, which frees its id (docs/guarantees.md); any other state is 400. */
   delete(id: string): Promise<void>;
   /** New tier defaults (hot reload): views and usage report the limits the gateway enforces. */
   updateConfig(next: GatewayConfig): void;

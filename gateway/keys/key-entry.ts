@@ -9,11 +9,11 @@ export { MAX_NOTE } from './record-bounds';
 export const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** An open invoice's link: https, nothing that could leave an HTML attribute. */
 export const INVOICE_URL = /^https:\/\/[^\s"'<>\\`]+$/;
-/** A key id: what CONTRACT part 3 allows. */
+/** A key id: what docs/keys-and-accounts.md allows. */
 export const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * The fields of a key record, exactly as CONTRACT part 3 names them (the Redis store adds its own).
+ * The fields of a key record, exactly as docs/keys-and-accounts.md names them (the Redis store adds its own).
  * This schema checks the structure only; `checkKeyEntry` (key-entry-check.ts) then checks and
  * normalises what needs code (countries, address, field combinations). Two plain steps rather than
  * zod effects: effects cost ~7 µs per entry each, seconds on a 100,000-key file. A new optional

@@ -7,7 +7,7 @@ import { redisKeys } from './redis-layout';
  * The key-store marker: a random id written beside the key records (`SET NX`) by every tool that
  * adds records (the CLI, the admin API, `keys import`). A Redis that restarted without persistence,
  * or was flushed, answers without it: that is how a lost key store is told from a store that never
- * held keys (CONTRACT part 7).
+ * held keys (docs/guarantees.md).
  */
 export const KEY_STORE_EPOCH = redisKeys.epoch;
 

@@ -9,7 +9,7 @@ import { ISO_COUNTRY_CODES } from '../validation/iso-countries';
 
 /** The most countries a record may list: the 249 assigned ISO 3166-1 alpha-2 codes, each once. */
 export const MAX_COUNTRIES = ISO_COUNTRY_CODES.size;
-/** The most entries a key's address list may hold (CONTRACT part 7). */
+/** The most entries a key's address list may hold (docs/guarantees.md). */
 export const MAX_ADDRESSES = 16;
 /** The longest `note` a record may carry. */
 export const MAX_NOTE = 500;

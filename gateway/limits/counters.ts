@@ -33,14 +33,14 @@ export type LimitDecision =
  * Per-key counters for the per-minute limit and the daily and monthly quotas.
  * `consume` checks all three windows and counts the request in all three as one atomic step;
  * a refused request is counted nowhere. When a quota is exhausted the answer is `quota_exceeded`,
- * even if the per-minute limit is exhausted too (CONTRACT part 2).
+ * even if the per-minute limit is exhausted too (docs/reference.md, error codes).
  */
 export interface Counters {
   consume(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
   /** The current state without counting anything (for the headers of answers refused before the limits step). */
   peek(keyId: string, limits: Limits, nowMs?: number): LimitDecision | Promise<LimitDecision>;
   /**
-   * Gives back one request counted by `consume` at `countedAtMs` (CONTRACT part 7: a request answered
+   * Gives back one request counted by `consume` at `countedAtMs` (docs/guarantees.md: a request answered
    * 500 or 503 is not charged), in each of the three windows that is still the one it was counted
    * in; never below zero. `store` says where it was counted (the resilient wrapper routes by it).
    */

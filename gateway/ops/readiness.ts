@@ -40,7 +40,7 @@ export interface ReadinessSources {
 }
 
 /**
- * This instance's readiness (CONTRACT part 7): ready while it can answer requests, that is once it
+ * This instance's readiness (docs/guarantees.md): ready while it can answer requests, that is once it
  * serves and until SIGTERM, even while Redis or a data service is away (the body names each
  * dependency's state, so monitoring sees the degradation). Not ready while starting, while draining,
  * and while a dependency refuses this instance's configuration: a shared outage must never pull

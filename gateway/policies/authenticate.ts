@@ -59,7 +59,7 @@ export function authenticate(store: KeyStore, clock: Clock = systemClock): Step<
       ctx.refusedKeyId = lookup.record.id;
       throw new ApiError('unauthenticated').because('revoked');
     }
-    // An expired key is refused like a revoked one (CONTRACT part 7); checked per request, so a cached record expires on time.
+    // An expired key is refused like a revoked one (docs/guarantees.md); checked per request, so a cached record expires on time.
     if (lookup.record.expiresAt !== undefined && lookup.record.expiresAt <= clock.now()) {
       ctx.refusedKeyId = lookup.record.id;
       throw new ApiError('unauthenticated').because('expired');

@@ -11,7 +11,7 @@ import { holderOf, type HolderDeps } from './holder-context';
 import { keyPath, type FormProblem } from './pages/change-forms';
 import { rolledPage } from './pages/holder-pages';
 
-/** The most addresses a key may carry (CONTRACT part 7). */
+/** The most addresses a key may carry (docs/guarantees.md). */
 const MAX_ADDRESSES = 16;
 
 type Handler = (req: Request, res: Response, next: NextFunction) => Promise<void>;

@@ -10,7 +10,7 @@ const originOf = (url: string): string | undefined => {
 };
 
 /**
- * Every change must come from a page of this portal (CONTRACT part 8): its `Origin` must be
+ * Every change must come from a page of this portal (docs/portal.md): its `Origin` must be
  * PORTAL_PUBLIC_URL's origin; without an `Origin`, its `Referer` must be on that origin; with
  * neither, it is refused. On top of the CSRF token (checked once signed in) and SameSite cookies.
  */

@@ -23,7 +23,7 @@ export const PORTAL_CSP = "default-src 'none'; script-src 'none'; style-src 'sel
 export type PortalDeps = AuthDeps & HolderDeps & { logger: Logger; trustedProxies: readonly string[] };
 
 /**
- * The key holders' portal (CONTRACT part 8) on its own listener: server-rendered pages under
+ * The key holders' portal (docs/portal.md) on its own listener: server-rendered pages under
  * `/portal`, no script, post-redirect-get. Every POST passes the Origin check (origin-check.ts);
  * every POST after sign-in carries the session's CSRF token too (holder-routes.ts).
  */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { formTokenMatches } from '../http/form-token';
 import type { RedisClient } from '../redis/connect';
 
-/** A session ends this long after sign-in, whatever happens (CONTRACT part 8). */
+/** A session ends this long after sign-in, whatever happens (docs/portal.md). */
 export const SESSION_ABSOLUTE_MS = 8 * 3600_000;
 /** ... and this long after its last request. */
 export const SESSION_IDLE_MS = 30 * 60_000;

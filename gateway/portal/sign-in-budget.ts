@@ -5,7 +5,7 @@ import type { RedisClient } from '../redis/connect';
 export const FAILED_SIGN_INS_PER_MINUTE = 10;
 
 /**
- * The failed sign-in budget (CONTRACT part 8): a wrong or used link and a refused callback count
+ * The failed sign-in budget (docs/portal.md): a wrong or used link and a refused callback count
  * against the caller's address; after 10 in a minute that address's sign-in attempts are refused
  * for the rest of the minute. An attempt is counted when it starts (`take`) and given back when it
  * succeeds, so attempts made in parallel cannot pass the budget together (checking first and

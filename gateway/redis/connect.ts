@@ -50,7 +50,7 @@ export function nodeOptions(topology: RedisTopology, commandTimeoutMs: number, r
 
 /**
  * The one place a Redis connection is made, for every topology the environment can choose
- * (CONTRACT part 6). Each client fails fast instead of piling up: no offline queue, one retry per
+ * (docs/operating.md). Each client fails fast instead of piling up: no offline queue, one retry per
  * command, a command timeout, reconnection with a capped backoff. Connection changes are logged
  * once per change, never per request; every error goes to `health`, which tells a refusal from an
  * outage.

@@ -18,7 +18,7 @@ function requestQuery(url: string): { status?: string; limit?: number; cursor?: 
 }
 
 /**
- * `/admin/requests` (CONTRACT part 8): the holders' subscription requests, newest first, any
+ * `/admin/requests` (docs/portal.md): the holders' subscription requests, newest first, any
  * operator may read; approving or declining needs `operator`. A second decision is 409 `conflict`.
  */
 export function createRequestRoutes(requests: RequestStore): Router {

@@ -12,7 +12,7 @@ export interface RequestQuery {
 }
 
 /**
- * Subscription requests (CONTRACT part 8), newest first. `create` emits `subscription.requested`;
+ * Subscription requests (docs/portal.md), newest first. `create` emits `subscription.requested`;
  * `decide` approves or declines a pending request once (a second decision is 409 `conflict`):
  * approval applies the change to the same key through the key admin (audited, `key.changed`), then
  * emits `subscription.approved` or `subscription.declined`. Every change is audited under the

@@ -9,7 +9,7 @@ export type RequestStatus = 'pending' | 'approved' | 'declined';
 export const REQUEST_STATUSES: readonly RequestStatus[] = ['pending', 'approved', 'declined'];
 export const TIERS = ['standard', 'advanced'] as const;
 
-/** A subscription request (CONTRACT part 8); an operator approves or declines it. */
+/** A subscription request (docs/portal.md); an operator approves or declines it. */
 export interface SubscriptionRequest {
   id: string;
   keyId: string;
@@ -52,7 +52,7 @@ export function checkStatus(status: string | undefined): RequestStatus | undefin
   return status as RequestStatus;
 }
 
-/** What the admin API, the CLI and webhooks show (CONTRACT part 8's field names). */
+/** What the admin API, the CLI and webhooks show (docs/portal.md's field names). */
 export interface RequestView {
   id: string;
   key_id: string;

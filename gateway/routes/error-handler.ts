@@ -29,7 +29,7 @@ export function createErrorHandler(logger: Logger, counters: Counters) {
       res.destroy();
       return;
     }
-    // Failures are not charged (CONTRACT part 7): a counted request answered 500 or 503 gives its
+    // Failures are not charged (docs/guarantees.md): a counted request answered 500 or 503 gives its
     // count back, off the request's way (the answer does not wait for it). Only when it is answered:
     // a caller that went away (the upstream call aborted) stays charged, or hanging up before each
     // answer would make the data service work beyond the key's limits for free.

@@ -14,7 +14,7 @@ export type UpstreamFailure =
 export const UPSTREAM_RETRY_AFTER_SECONDS = 5;
 
 /**
- * The one table from upstream outcome to public error (CONTRACT part 2). Pure. Nothing of the
+ * The one table from upstream outcome to public error (docs/reference.md, error codes). Pure. Nothing of the
  * upstream's own body, status text or address is carried into the answer.
  */
 export function errorForUpstream(failure: UpstreamFailure): ApiError {

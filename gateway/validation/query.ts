@@ -67,7 +67,7 @@ function oneOf<T extends string>(values: Map<string, string>, name: string, allo
     : fail(name, `Parameter "${name}" must be one of ${allowed.join(', ')}.`);
 }
 
-/** The query of `GET /v1/properties` (CONTRACT part 1). Pure. */
+/** The query of `GET /v1/properties` (openapi/openapi.yaml). Pure. */
 export function parseListQuery(rawQuery: string): QueryParse<ListQuery> {
   const split = splitQuery(rawQuery, LIST_PARAMETERS);
   if (!split.ok) return split;

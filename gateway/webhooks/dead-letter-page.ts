@@ -2,7 +2,7 @@ import { invalidParameter } from '../http/invalid-parameter';
 import { checkPageLimit } from '../http/list-query';
 import type { DeadLetter } from './dead-letter';
 
-/** Page size of the dead letters when no `limit` is given (CONTRACT part 7: lists take `limit` 1..1000). */
+/** Page size of the dead letters when no `limit` is given (docs/guarantees.md: lists take `limit` 1..1000). */
 export const DEAD_PAGE_DEFAULT = 100;
 
 export interface DeadLetterPage {

@@ -69,7 +69,7 @@ export function stringOption(ctx: CommandContext, name: string): string | undefi
 }
 
 /**
- * Prints a new key value as the CONTRACT says (create, roll, add): `lead` ("created key ID; its
+ * Prints a new key value as docs/keys-and-accounts.md shows (create, roll, add): `lead` ("created key ID; its
  * value") and the warning on one line, then the value alone on the last line of stdout.
  */
 export const printNewValue = (ctx: CommandContext, lead: string, value: string): void => ctx.out(`${lead} is shown once, on the next line:\n${value}\n`);

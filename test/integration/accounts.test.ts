@@ -1,5 +1,5 @@
 /**
- * Holder accounts (CONTRACT part 8) against a real gateway and redis-server: /admin/accounts with
+ * Holder accounts (docs/portal.md) against a real gateway and redis-server: /admin/accounts with
  * its roles, paging, bad input and audit; the `account` field of keys (an unknown account refused,
  * key_ids, delete refused while named); the CLI's `keys account …` and `--account`; one-time links
  * (hash only stored, redeemed once); export/import carrying accounts exactly.

@@ -124,7 +124,7 @@ describe('each change through the CLI is one entry, attributed to cli:<user>@<ho
     expect(entries.map((e) => [e.actor, e.channel, e.action])).toEqual(
       ['create', 'change', 'pause', 'settle', 'roll', 'revoke'].map((action) => [CLI_ACTOR, 'cli', action]),
     );
-    // Records hold `addresses` (CONTRACT part 7); `--address` is a list of one.
+    // Records hold `addresses` (docs/guarantees.md); `--address` is a list of one.
     expect(entries[1]!.changes).toEqual({ addresses: { before: ['127.0.0.1'], after: ['127.0.0.2'] }, tier: { before: 'advanced', after: 'standard' } });
     expect(entries[4]!.changes).toEqual({}); // roll with no grace: the value changed, no visible field did
     const imported = await entriesFor('imported-key');

@@ -1,5 +1,5 @@
 /**
- * Compression (CONTRACT part 9): /v1 answers, /v1/openapi.json and the reference assets per
+ * Compression (docs/observing.md): /v1 answers, /v1/openapi.json and the reference assets per
  * Accept-Encoding (br, gzip, zstd where the runtime has it), from 1,024 bytes up, with
  * `Vary: Accept-Encoding` on every 200 page, listing or document; quality values, `identity;q=0`
  * and `*`; small errors never compressed; a compressed page counted once and logged once.

@@ -1,5 +1,5 @@
 /**
- * Demo keys never reach production silently (CONTRACT part 7): a gateway that loads one while
+ * Demo keys never reach production silently (docs/guarantees.md): a gateway that loads one while
  * listening beyond loopback logs a warning naming it (from the keys file or from Redis), and
  * `keys import` refuses them unless told `--allow-demo`.
  */

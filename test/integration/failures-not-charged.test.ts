@@ -1,5 +1,5 @@
 /**
- * Failures are not charged (CONTRACT part 7): a request counted by the limits and then answered 500
+ * Failures are not charged (docs/guarantees.md): a request counted by the limits and then answered 500
  * or 503 gives its count back in all three windows, with the in-memory counters and with Redis.
  * Refusals after the limit step (400 invalid_parameter, 403 country_not_entitled, 404 not_found) stay counted.
  */

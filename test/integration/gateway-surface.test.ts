@@ -1,7 +1,7 @@
 /**
  * The public surface of the gateway, against a real data service: answer shapes, 404/405 before
  * any key, every 401/403 variant, 400 invalid_parameter, 403 country_not_entitled, 404 not_found
- * for listings, 503 not_configured, the order of checks (CONTRACT part 2), and the log check.
+ * for listings, 503 not_configured, the order of checks (README, "The surface"), and the log check.
  */
 import {
   allPropertyNames,

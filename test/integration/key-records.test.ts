@@ -1,5 +1,5 @@
 /**
- * Key records of CONTRACT part 7 through real gateways: `addresses` (IPv4, IPv6, CIDR ranges,
+ * Key records (docs/keys-and-accounts.md) through real gateways: `addresses` (IPv4, IPv6, CIDR ranges,
  * IPv4-mapped clients, `any`, the first release's `address`), `expires_at` (a key used across it),
  * `note` (in operator views only: never in an answer to a caller or in a log line), and deleting a
  * revoked record (which frees its id), in the keys file and in the Redis store.

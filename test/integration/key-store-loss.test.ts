@@ -1,5 +1,5 @@
 /**
- * Losing the Redis key store is loud and survivable (CONTRACT part 7). Redis restarted empty under
+ * Losing the Redis key store is loud and survivable (docs/guarantees.md). Redis restarted empty under
  * load, two gateways: no 401 for a key that was valid (known keys keep working from each instance's
  * cache, an unknown one is 503), the loss logged as an error and exported as a metric, /readyz still
  * 200 naming the loss; `keys import` of a `keys export` restores service. A FLUSHALL (redis-cli) is

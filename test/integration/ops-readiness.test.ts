@@ -1,5 +1,5 @@
 /**
- * Readiness is about this instance (CONTRACT part 7): `/readyz` answers 503 while the gateway starts,
+ * Readiness is about this instance (docs/guarantees.md): `/readyz` answers 503 while the gateway starts,
  * 200 while it can answer even with Redis or the data service away (the body names each
  * dependency's state), and 503 while it drains after SIGTERM: the ops listener keeps answering
  * until the process exits, so a load balancer sees a drain, not a crash.

@@ -1,5 +1,5 @@
 /**
- * The portal attacked as an outsider and as a holder after another account's data (CONTRACT part 8):
+ * The portal attacked as an outsider and as a holder after another account's data (docs/portal.md):
  * what the other portal suites do not cover already.
  */
 import http from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * The portal faces the internet (CONTRACT part 8): isolation between accounts, forged posts,
+ * The portal faces the internet (docs/portal.md): isolation between accounts, forged posts,
  * the failed sign-in budget, bad input in every form, roll and revoke, the listener off when
  * PORTAL_PORT is unset.
  */

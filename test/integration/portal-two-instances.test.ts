@@ -1,5 +1,5 @@
 /**
- * The key holders' portal on two gateway instances over one Redis key store (CONTRACT part 8): a
+ * The key holders' portal on two gateway instances over one Redis key store (docs/portal.md): a
  * session and a one-time link work across instances; a holder's new address, country and upgrade
  * are served by both instances within a second; the policy is hot-reloaded.
  */

@@ -1,6 +1,6 @@
 /**
  * REDIS_URL with the default KEY_STORE=file: keys come from the YAML file, and the limit counters
- * live in Redis, shared by every instance (CONTRACT: "when set, limit and quota counters live in Redis").
+ * live in Redis, shared by every instance (docs/operating.md: with REDIS_URL set, limit and quota counters live in Redis).
  */
 import { awayFromMinuteEdge, expectError, expectKeyedSuccess, getWithKey, randomKeyValue } from '../kit/gateway-stack';
 import { startRedisStack, type RedisStack } from '../kit/redis-stack';

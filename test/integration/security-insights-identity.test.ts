@@ -102,7 +102,7 @@ function rawInsights(path: string, acceptEncoding: string): Promise<{ status: nu
   });
 }
 
-test('an insights answer is compressed per Accept-Encoding as the other /v1 answers are (CONTRACT part 9)', async () => {
+test('an insights answer is compressed per Accept-Encoding as the other /v1 answers are (docs/observing.md)', async () => {
   const plain = await rawInsights('/v1/insights/market?region=north', 'identity');
   expect(plain.status).toBe(200);
   expect(plain.encoding).toBeUndefined();

@@ -1,5 +1,5 @@
 /**
- * Subscription requests (CONTRACT part 8) on two gateway instances sharing one real redis-server:
+ * Subscription requests (docs/portal.md) on two gateway instances sharing one real redis-server:
  * a holder's request for a country, approved through the admin API, makes the same key answer 200
  * for that country on both instances; an upgrade approved with the CLI makes /v1/insights answer
  * as for an Advanced key; a decline changes nothing; deciding twice is 409; roles; audit;

@@ -1,5 +1,5 @@
 /**
- * Traces (CONTRACT part 9): a gateway and a data service exporting to an OTLP/HTTP collector the
+ * Traces (docs/observing.md): a gateway and a data service exporting to an OTLP/HTTP collector the
  * test runs, with the Redis key store so the key look-up leaves the process. Exports use the
  * default encoding, http/protobuf (no OTEL_EXPORTER_OTLP_PROTOCOL, as operators run it), and one
  * gateway uses http/json; each collector takes only its encoding's Content-Type.

@@ -79,7 +79,7 @@ export interface FailoverRun {
 }
 
 /**
- * A master killed under a steady load (CONTRACT part 6, failover): no 500 and no hang; bursts on
+ * A master killed under a steady load (docs/operating.md, failover): no 500 and no hang; bursts on
  * fresh keys, one a second, until two in a row are exact after the promotion, and the first of the
  * exact run within 10 s of it. Prints the figures (for the note in docs/operating.md) and asserts them.
  */

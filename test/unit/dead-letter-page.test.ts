@@ -1,5 +1,5 @@
 /**
- * The dead letters' list pages like every admin list (CONTRACT part 7): `limit` 1..1000 and
+ * The dead letters' list pages like every admin list (docs/guarantees.md): `limit` 1..1000 and
  * `cursor`, `next_cursor` null on the last page; oldest failure first; a walk meets every letter
  * once, also when letters are re-sent (removed) between two pages.
  */

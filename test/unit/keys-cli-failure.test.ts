@@ -1,5 +1,5 @@
 /**
- * The keys CLI's failure line (CONTRACT part 5: exit 1 with one clear line on stderr): a mistake
+ * The keys CLI's failure line (docs/keys-and-accounts.md: exit 1 with one clear line on stderr): a mistake
  * keeps its words and the command's help hint; anything unexpected is named so, by the first line
  * of its message, never with a stack trace.
  */

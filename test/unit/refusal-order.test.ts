@@ -1,5 +1,5 @@
 /**
- * The order of checks (CONTRACT part 2, README "The surface"), walked through an in-process
+ * The order of checks (README, "The surface"), walked through an in-process
  * gateway with the memory twins (test/kit/in-process.ts): unknown path 404, method 405, then 401
  * `unauthenticated`, 403 `ip_not_allowed`, 403 `key_paused`, 403 `upgrade_required`, 429
  * `rate_limited` / `quota_exceeded`, 400 `invalid_parameter`, 403 `country_not_entitled`, 400
