@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { AccountStore } from '../accounts/account-store';
-import { runAs } from '../audit/actor';
 import { ApiError } from '../errors';
 import type { ChangeOrigin, KeyAdmin } from '../keys/key-admin-types';
 import type { KeyView } from '../keys/key-view';
@@ -67,7 +66,7 @@ export function billingApply(keyAdmin: KeyAdmin, accounts: AccountStore, logger:
     async revoke(accountId, origin) {
       let changed = 0;
       for (const view of await liveKeys(accountId)) {
-        await runAs(origin.actor!, () => keyAdmin.revoke(view.id));
+        await keyAdmin.revoke(view.id, undefined, origin);
         logger.info({ account: accountId, key_id: view.id, actor: origin.actor!.name }, 'billing revoked a key (billing.stripe.on_cancel: revoke)');
         changed++;
       }

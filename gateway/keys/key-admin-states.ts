@@ -96,13 +96,13 @@ export function keyAdminStates(ctx: KeyAdminContext): States & {
       const ask = parseInput(SettleSchema, reason === undefined || reason === null ? {} : { reason });
       return (await settleFor(id, ask, origin)).view;
     },
-    async revoke(id, expect) {
-      const revoked = view((await writer.update(id, 'revoke', (s) => {
+    async revoke(id, expect, origin) {
+      const revoked = view((await asOrigin(origin, () => writer.update(id, 'revoke', (s) => {
         checkExpectation(id, s, expect);
         const { previous_key_sha256: _p, previous_expires_at: _e, ...rest } = s;
         return withPauseReasons({ ...rest, status: 'revoked' }, []);
-      })).after);
-      await emit('key.revoked', { key_id: id, status: 'revoked' });
+      }))).after);
+      await emit('key.revoked', { ...origin?.eventFields, key_id: id, status: 'revoked' });
       return revoked;
     },
     /** A new value; a key paused because its value leaked loses that reason (active when it was the only one). */

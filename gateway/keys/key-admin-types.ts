@@ -103,7 +103,7 @@ export interface KeyAdmin {
    */
   settleAccount(accountId: string, reason?: unknown, origin?: ChangeOrigin): Promise<AccountStateChange>;
   /** `expect` (a holder's change): checked in the same atomic write (key-expectation.ts). */
-  revoke(id: string, expect?: KeyExpectation): Promise<KeyView>;
+  revoke(id: string, expect?: KeyExpectation, origin?: ChangeOrigin): Promise<KeyView>;
   /**
    * A new value for the key; the old one keeps working for `graceSeconds`. `expect` (a holder's
    * roll: the key still theirs, still the version they were shown) is checked in the same atomic
