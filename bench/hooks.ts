@@ -29,10 +29,15 @@ export async function startGateway(env: Record<string, string>, hooks: boolean):
   const p = await startProcess('gateway/main.js', { PORT: '0', LOG_LEVEL: 'info', CURSOR_SECRET: randomBytes(32).toString('base64url'), GATEWAY_CONFIG: path.join(ROOT, 'config/gateway.yaml'), ...env, ...hooksEnv }, 60_000);
   if (hooks) {
     const payload = JSON.stringify({ id: `evt_bench_${randomBytes(6).toString('hex')}`, object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_bench', object: 'customer' } } });
-    const answer = await fetch(`http://127.0.0.1:${await listeningPort(p, 'hooks listening')}/hooks/stripe`, {
-      method: 'POST', body: payload, headers: { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }) },
-    });
-    if (answer.status !== 200) throw new Error(`the providers' listener answered ${answer.status} to a signed event`);
+    const url = `http://127.0.0.1:${await listeningPort(p, 'hooks listening')}/hooks/stripe`;
+    // A 503 is retried, as Stripe retries it (a few times within 5 s here); anything else is an error.
+    let status = 0;
+    for (let attempt = 0; attempt < 10 && status !== 200; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+      status = (await fetch(url, { method: 'POST', body: payload, headers: { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }) } })).status;
+      if (status !== 503) break;
+    }
+    if (status !== 200) throw new Error(`the providers' listener answered ${status} to a signed event`);
   }
   return drainOutput(p);
 }

@@ -5,7 +5,7 @@ import { createLogger } from './logging';
 import { defined } from './defined';
 import { createOperatorRegistry } from './operators/operator-tokens';
 import { adminListener } from './startup/admin-listener';
-import { startKeyAdmin } from './startup/key-administration';
+import { administrationReady, startKeyAdmin } from './startup/key-administration';
 import { loadConfiguration } from './startup/configuration';
 import { startKeyStore } from './startup/key-store';
 import { startOptionalListeners } from './startup/listeners';
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
   const tracing = await startTracing(env.tracing, (count, reason) => metrics.spansDropped.inc({ reason }, count));
   const serving = createServing(env, gatewayConfig, { logger, metrics, keyStore: keys.keyStore, counters, usageAndWebhooks, ...(tracing ? { tracing } : {}) });
   const administration = startKeyAdmin(env, gatewayConfig, redis, keys, logger, portal !== undefined || hooks.stripe !== undefined || leaksOn(hooks));
+  await administrationReady(administration, redis);
   const holders = startHolders(keys, administration, logger);
   const selfService = selfServicePolicy(gatewayConfig.selfService);
   const stripeBilling = stripeBillingConfig(gatewayConfig.stripeBilling);

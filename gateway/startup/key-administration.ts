@@ -3,12 +3,26 @@ import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import type { GatewayConfig } from '../config/gateway-config';
 import { createKeyAdmin, type KeyAdmin } from '../keys/key-admin';
-import type { RedisClient } from '../redis/connect';
+import { whenReady, type RedisClient } from '../redis/connect';
 import type { AuditRetention } from '../audit/redis-audit-log';
 import { createKeyEventSink } from '../webhooks/key-events';
 import type { KeyStores } from './key-store';
 import type { SharedRedis } from './redis-and-counters';
 import { BACKGROUND_COMMAND_TIMEOUT_MS } from './usage-and-webhooks';
+
+/** How long start-up waits for key administration's own connection (the shared one is already up). */
+const ADMIN_CONNECTION_WAIT_MS = 3_000;
+
+/**
+ * Waits (bounded) until key administration's own connection is ready, so the listeners it serves
+ * (admin API, portal, providers' listener) do not answer their first requests 503 while it is still
+ * connecting. Not when the shared connection is not up either: Redis is away, and start-up has
+ * already waited for it once.
+ */
+export async function administrationReady(administration: KeyAdministration | undefined, redis: SharedRedis | undefined): Promise<void> {
+  if (!administration || redis?.client.status !== 'ready') return;
+  await whenReady(administration.redis, ADMIN_CONNECTION_WAIT_MS);
+}
 
 /** Key administration, when the admin API is on and Redis is the key store. */
 export interface KeyAdministration {
