@@ -275,7 +275,8 @@ async function redisKeysCurve(env: Env, sizes: readonly number[]): Promise<Array
 
 /** `embedded`: the keys file and memory counters (no Redis) instead of Redis for both. */
 async function memoryComparison(env: Env, embedded = false): Promise<CurveRow[]> {
-  const variants = ['', '--max-semi-space-size=8', '--max-semi-space-size=4', '--max-semi-space-size=2'];
+  // CURVE_SEMI: the semi-space sizes to compare, in MB (0: V8's own sizing); default 0,8,4,2.
+  const variants = (process.env.CURVE_SEMI ?? '0,8,4,2').split(',').map((mb) => (mb === '0' ? '' : `--max-semi-space-size=${mb}`));
   const gws = [];
   for (const v of variants) gws.push(await gateway(env, { NODE_OPTIONS: v, ...(embedded ? { KEY_STORE: 'file', REDIS_URL: '' } : {}) }));
   const targets = await Promise.all(gws.map(async (g) => ({ url: await page2(g.proc.url), pid: g.proc.child.pid! })));
