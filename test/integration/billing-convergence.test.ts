@@ -7,24 +7,14 @@
  * Real redis-server for the state (its script decides); the key changes recorded by a twin of
  * BillingApply, which the gate holds.
  */
-import Redis from 'ioredis';
 import pino from 'pino';
 import type { BillingApply } from '../../gateway/billing/billing-apply';
 import { applyToAccount } from '../../gateway/billing/billing-events';
 import { redisBillingState } from '../../gateway/billing/billing-state';
 import type { Decision } from '../../gateway/billing/stripe-events';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { redisForSuite } from '../kit/redis-server';
 
-let server: RedisServer;
-let redis: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const suite = redisForSuite();
 
 /** The keys' unpaid_renewal reason as the twin holds it, and a gate that holds the first change made while it is shut. */
 function keysTwin() {
@@ -61,7 +51,7 @@ test.each([
   ['an older failed renewal held while a newer payment applies: the key ends not paused', true, false],
 ])('%s', async (_name, olderSays, newerSays) => {
   const account = `acct-${olderSays}`;
-  const state = redisBillingState(redis);
+  const state = redisBillingState(suite.redis);
   const twin = keysTwin();
   const deps = { state, apply: twin.apply, origin, logger };
   const t = Math.floor(Date.now() / 1000);

@@ -3,7 +3,6 @@
  * live key of the account is revoked under the event's actor, and its `key.revoked` webhook carries
  * `"source": "billing"` like the other changes payments make; a key of another account is untouched.
  */
-import Redis from 'ioredis';
 import pino from 'pino';
 import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
 import { runAs } from '../../gateway/audit/actor';
@@ -11,23 +10,14 @@ import { billingApply } from '../../gateway/billing/billing-apply';
 import { loadGatewayConfig } from '../../gateway/config/gateway-config';
 import { createKeyAdmin } from '../../gateway/keys/key-admin';
 import { ROOT } from '../kit/processes';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { redisForSuite } from '../kit/redis-server';
 
-let server: RedisServer;
-let redis: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
+const suite = redisForSuite();
 
 test('a cancelled subscription revokes the account\'s keys: audited as the event, key.revoked with source billing', async () => {
   const events: Array<{ type: string; data: Record<string, unknown> }> = [];
-  const admin = createKeyAdmin(redis, loadGatewayConfig(`${ROOT}/config/gateway.yaml`), undefined, undefined, async (type, data) => void events.push({ type, data }));
-  const accounts = createRedisAccountStore(redis);
+  const admin = createKeyAdmin(suite.redis, loadGatewayConfig(`${ROOT}/config/gateway.yaml`), undefined, undefined, async (type, data) => void events.push({ type, data }));
+  const accounts = createRedisAccountStore(suite.redis);
   await runAs({ name: 'test', channel: 'library' }, async () => {
     await accounts.create({ id: 'acme', name: 'Acme', emails: ['ops@acme.example'], billingCustomer: 'cus_acme' });
     await accounts.create({ id: 'other', name: 'Other', emails: ['ops@other.example'] });

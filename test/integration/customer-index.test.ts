@@ -4,38 +4,27 @@
  * existed are found (added once, then the flag is set); a look-up reads the customer's set and its
  * records, not every account; the memory store answers alike.
  */
-import Redis from 'ioredis';
 import { runAs } from '../../gateway/audit/actor';
 import { createMemoryAccountStore } from '../../gateway/accounts/memory-account-store';
 import { createRedisAccountStore } from '../../gateway/accounts/redis-account-store';
 import { toStoredAccount } from '../../gateway/accounts/redis-account-layout';
 import { redisKeys } from '../../gateway/keys/redis-layout';
-import { startRedis, type RedisServer } from '../kit/redis-server';
+import { redisForSuite } from '../kit/redis-server';
 
-let server: RedisServer;
-let redis: Redis;
+const suite = redisForSuite();
 const admin = { name: 'test', channel: 'admin_api' } as const;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.stop();
-});
-beforeEach(() => redis.flushall());
+beforeEach(() => suite.redis.flushall());
 
 const account = (id: string, billingCustomer?: string) => ({ id, name: id, emails: [`${id}@customers.example`], ...(billingCustomer ? { billingCustomer } : {}) });
 
 /** Calls of one Redis command since the last CONFIG RESETSTAT. */
 async function calls(command: string): Promise<number> {
-  const stats = await redis.info('commandstats');
+  const stats = await suite.redis.info('commandstats');
   return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
 }
 
 test('the index follows creates, a changed customer, a removed customer and a delete', async () => {
-  const store = createRedisAccountStore(redis);
+  const store = createRedisAccountStore(suite.redis);
   await runAs(admin, async () => {
     await store.create(account('acme', 'cus_1'));
     await store.create(account('beta', 'cus_1'));
@@ -49,11 +38,11 @@ test('the index follows creates, a changed customer, a removed customer and a de
   await runAs(admin, () => store.update('beta', { billingCustomer: 'cus_3' }));
   expect(await store.idsOfBillingCustomer('cus_1')).toEqual(['acme']);
   expect(await store.idsOfBillingCustomer('cus_3')).toEqual(['beta']);
-  expect(await redis.smembers(redisKeys.customerAccounts('cus_1'))).toEqual(['acme']); // left, not only filtered
+  expect(await suite.redis.smembers(redisKeys.customerAccounts('cus_1'))).toEqual(['acme']); // left, not only filtered
 
   await runAs(admin, () => store.update('gamma', { billingCustomer: null }));
   expect(await store.idsOfBillingCustomer('cus_2')).toEqual([]);
-  expect(await redis.exists(redisKeys.customerAccounts('cus_2'))).toBe(0);
+  expect(await suite.redis.exists(redisKeys.customerAccounts('cus_2'))).toBe(0);
 
   await runAs(admin, () => store.delete('acme'));
   expect(await store.idsOfBillingCustomer('cus_1')).toEqual([]);
@@ -63,36 +52,36 @@ test('accounts written before the index existed are found: added once, then the 
   // As an earlier version left them: the record and the ids set, no customer sets, no flag.
   const now = new Date().toISOString();
   for (const [id, customer] of [['old-a', 'cus_old'], ['old-b', 'cus_old'], ['old-c', undefined]] as const) {
-    await redis.set(redisKeys.account(id), JSON.stringify(toStoredAccount({ ...account(id, customer), createdAt: now, updatedAt: now })));
-    await redis.zadd(redisKeys.accounts, 0, id);
+    await suite.redis.set(redisKeys.account(id), JSON.stringify(toStoredAccount({ ...account(id, customer), createdAt: now, updatedAt: now })));
+    await suite.redis.zadd(redisKeys.accounts, 0, id);
   }
-  const store = createRedisAccountStore(redis);
+  const store = createRedisAccountStore(suite.redis);
   expect(await store.idsOfBillingCustomer('cus_old')).toEqual(['old-a', 'old-b']);
-  expect(await redis.exists(redisKeys.customerAccountsBuilt)).toBe(1);
-  expect((await redis.smembers(redisKeys.customerAccounts('cus_old'))).sort()).toEqual(['old-a', 'old-b']);
+  expect(await suite.redis.exists(redisKeys.customerAccountsBuilt)).toBe(1);
+  expect((await suite.redis.smembers(redisKeys.customerAccounts('cus_old'))).sort()).toEqual(['old-a', 'old-b']);
   // Another instance (a store of its own) sees the flag and does not read every account again.
-  await redis.config('RESETSTAT');
-  expect(await createRedisAccountStore(redis).idsOfBillingCustomer('cus_old')).toEqual(['old-a', 'old-b']);
+  await suite.redis.config('RESETSTAT');
+  expect(await createRedisAccountStore(suite.redis).idsOfBillingCustomer('cus_old')).toEqual(['old-a', 'old-b']);
   expect(await calls('zrangebylex')).toBe(0);
 });
 
 test('a look-up reads the customer\'s accounts, not every account (2,000 accounts)', async () => {
-  const store = createRedisAccountStore(redis);
+  const store = createRedisAccountStore(suite.redis);
   await runAs(admin, async () => {
     for (let i = 0; i < 2000; i++) await store.create(account(`acct-${String(i).padStart(4, '0')}`, i === 1234 ? 'cus_wanted' : `cus_${i}`));
   });
   await store.idsOfBillingCustomer('cus_warm'); // the first look-up of this store checks the flag
-  await redis.config('RESETSTAT');
+  await suite.redis.config('RESETSTAT');
   expect(await store.idsOfBillingCustomer('cus_wanted')).toEqual(['acct-1234']);
   expect(await calls('zrangebylex')).toBe(0);
   expect(await calls('get')).toBe(1);
 });
 
 test('a stale id in a customer\'s set (a writer that died after joining) is filtered out by the record', async () => {
-  const store = createRedisAccountStore(redis);
+  const store = createRedisAccountStore(suite.redis);
   await runAs(admin, () => store.create(account('acme', 'cus_1')));
-  await redis.sadd(redisKeys.customerAccounts('cus_1'), 'ghost');
-  await redis.sadd(redisKeys.customerAccounts('cus_2'), 'acme');
+  await suite.redis.sadd(redisKeys.customerAccounts('cus_1'), 'ghost');
+  await suite.redis.sadd(redisKeys.customerAccounts('cus_2'), 'acme');
   expect(await store.idsOfBillingCustomer('cus_1')).toEqual(['acme']);
   expect(await store.idsOfBillingCustomer('cus_2')).toEqual([]);
 });

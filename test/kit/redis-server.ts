@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
@@ -87,5 +88,32 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
     thaw: () => void child.kill('SIGCONT'),
     restart: launch,
     stop: () => killWith('SIGTERM'),
+  };
+}
+
+/**
+ * A redis-server and one client for the whole suite: started in `beforeAll`, stopped in `afterAll`
+ * (registered here); read `.redis` and `.server` inside the tests.
+ */
+export function redisForSuite(): { readonly server: RedisServer; readonly redis: Redis } {
+  let server: RedisServer | undefined;
+  let redis: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+  return {
+    get server() {
+      if (!server) throw new Error('redisForSuite: read inside a test, after beforeAll');
+      return server;
+    },
+    get redis() {
+      if (!redis) throw new Error('redisForSuite: read inside a test, after beforeAll');
+      return redis;
+    },
   };
 }
