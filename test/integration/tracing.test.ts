@@ -108,8 +108,8 @@ async function expectOneTrace(gateway: Proc, collector: OtlpReceiver, keyId: str
   expect(data).toMatchObject({ kind: SERVER, parentSpanId: call.spanId, name: 'GET /internal/v1/listings' });
   expect(data.attributes).toMatchObject({ 'http.response.status_code': 200 });
 
-  // The access line names the recorded span.
-  const line = accessLines(gateway.output).find((l) => l.req.id === answer.headers['x-request-id']);
+  // The access line names the recorded span (lines are written in batches, up to 100 ms later: waited for).
+  const line = await until(() => accessLines(gateway.output).find((l) => l.req.id === answer.headers['x-request-id']), 'the access line');
   expect(line).toMatchObject({ trace_id: server.traceId, span_id: server.spanId });
   expect(collector.refused).toEqual([]);
   expect(receiver.refused).toEqual([]);
