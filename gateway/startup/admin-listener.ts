@@ -3,6 +3,7 @@
  * console alone, read-only (with the keys file). With GATEWAY_WORKERS > 1 one worker serves it
  * (gateway/workers/supervisor.ts).
  */
+import { servesAdministration } from '../workers/worker-side';
 import type { Express } from 'express';
 import { createAdminApp } from '../admin/admin-app';
 import type { Env } from '../config/env';
@@ -87,6 +88,6 @@ function adminApp(env: Env, deps: AdminListenerDeps): Express {
 
 /** The admin listener: on when an admin token is configured (in one worker of several). */
 export function adminListener(env: Env, deps: AdminListenerDeps): OptionalListener {
-  const on = adminOn(env) && env.GATEWAY_ADMIN_WORKER !== '0';
+  const on = adminOn(env) && servesAdministration(env);
   return { message: 'admin api listening', port: on ? env.ADMIN_PORT : undefined, host: env.ADMIN_HOST, app: () => adminApp(env, deps) };
 }

@@ -3,6 +3,7 @@
  * the admin listener (one worker of several). Each provider that is on adds its path to the route
  * table here; every other path is 404.
  */
+import { servesAdministration } from '../workers/worker-side';
 import type { Logger } from 'pino';
 import { stripeHook } from '../billing/stripe-hook';
 import { DEFAULT_STRIPE_BILLING, type StripeBillingConfig } from '../config/billing-config';
@@ -47,7 +48,7 @@ export function hookRoutes(hooks: HooksEnv, deps: HookDeps): HookRoutes {
 export const leaksOn = (hooks: HooksEnv): boolean => hooks.port !== undefined && hooks.leaksGithub;
 
 export function hooksListener(env: Env, hooks: HooksEnv, routes: () => HookRoutes, logger: Logger): OptionalListener {
-  const on = hooks.port !== undefined && env.GATEWAY_ADMIN_WORKER !== '0';
+  const on = hooks.port !== undefined && servesAdministration(env);
   return {
     message: 'hooks listening',
     port: on ? hooks.port : undefined,

@@ -1,4 +1,5 @@
 /** Key administration: the Redis key store's writer, with its own connection, for the admin API and the holders' portal. */
+import { servesAdministration } from '../workers/worker-side';
 import type { Logger } from 'pino';
 import type { Env } from '../config/env';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -38,9 +39,8 @@ export const adminOn = (env: Env): boolean => env.ADMIN_TOKEN !== undefined || e
 /** Key administration for the admin API and, when `portalOn`, the holders' portal (its changes go through it too). */
 export function startKeyAdmin(env: Env, config: GatewayConfig, redis: SharedRedis | undefined, keys: KeyStores, logger: Logger, portalOn = false): KeyAdministration | undefined {
   if (!(adminOn(env) || portalOn) || !keys.redisStore || !redis) return undefined;
-  // With GATEWAY_WORKERS > 1 only the admin worker serves the admin API, the portal and the
-  // providers' listener (the listeners check the same flag): the other workers need no writer.
-  if (env.GATEWAY_ADMIN_WORKER === '0') return undefined;
+  // The other workers of GATEWAY_WORKERS serve none of the listeners it is for: no writer there.
+  if (!servesAdministration(env)) return undefined;
   // The admin connection waits longer than the hot path's: a write that times out on the caller
   // may still be applied, and the operator would be told it failed (the CLI waits as long).
   const adminRedis = redis.connect('admin', false, BACKGROUND_COMMAND_TIMEOUT_MS);

@@ -3,6 +3,7 @@
  * the admin listener (one worker of several). Its pages read the key store as the console does and
  * change keys through key administration (Redis) or not at all (the keys file: read-only).
  */
+import { servesAdministration } from '../workers/worker-side';
 import type { Server } from 'node:http';
 import type { Env } from '../config/env';
 import type { PortalEnv } from '../config/portal-env';
@@ -18,7 +19,7 @@ export interface PortalListenerDeps extends ServiceContext {
 }
 
 export async function startPortalListener(env: Env, portal: PortalEnv | undefined, deps: PortalListenerDeps): Promise<Server | undefined> {
-  if (!portal || env.GATEWAY_ADMIN_WORKER === '0' || !deps.holders) return undefined;
+  if (!portal || !servesAdministration(env) || !deps.holders) return undefined;
   const usage = usageViewsOf(deps.usageStore);
   const file = deps.keys.file;
   const keys = deps.administration

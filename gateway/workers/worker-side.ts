@@ -6,6 +6,13 @@ import { isPrimaryMessage, type ReadinessAnswer, type ListeningMessage, type Wor
 /** True in a process forked by the primary of `GATEWAY_WORKERS` > 1. */
 export const isWorker = (): boolean => cluster.isWorker;
 
+/**
+ * Whether this process serves administration: the admin API, the portal, the providers' listener
+ * and the key writer behind them. With GATEWAY_WORKERS > 1 only the admin worker does (the
+ * supervisor sets GATEWAY_ADMIN_WORKER); a single process always does.
+ */
+export const servesAdministration = (env: { readonly GATEWAY_ADMIN_WORKER?: '0' | '1' }): boolean => env.GATEWAY_ADMIN_WORKER !== '0';
+
 /** The worker's logger: every line says which worker wrote it. */
 export function workerLogger(logger: Logger): Logger {
   return cluster.isWorker ? logger.child({ worker: cluster.worker!.id }) : logger;
