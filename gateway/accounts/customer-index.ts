@@ -16,25 +16,28 @@ const BACKFILL_PAGE = 1000;
  * add themselves, so the flag is set only after a complete pass.
  */
 export function createCustomerIndex(redis: RedisClient, get: (id: string) => Promise<Account | undefined>) {
-  let built = false;
+  /** The one pass of this process (concurrent first look-ups share it); forgotten if it fails, so the next look-up tries again. */
+  let pass: Promise<void> | undefined;
   async function backfill(): Promise<void> {
-    if (built || (await redis.exists(redisKeys.customerAccountsBuilt)) === 1) {
-      built = true;
-      return;
-    }
+    if ((await redis.exists(redisKeys.customerAccountsBuilt)) === 1) return;
     let after = '-';
     for (;;) {
       const ids = await redis.zrangebylex(redisKeys.accounts, after, '+', 'LIMIT', 0, BACKFILL_PAGE);
-      // One GET per record (single-key commands: any topology, a Cluster too).
-      for (const account of await Promise.all(ids.map(get))) {
-        if (account?.billingCustomer !== undefined) await redis.sadd(redisKeys.customerAccounts(account.billingCustomer), account.id);
-      }
+      // Single-key commands only (any topology, a Cluster too), a page at a time.
+      const accounts = await Promise.all(ids.map(get));
+      await Promise.all(accounts.map((a) => (a?.billingCustomer !== undefined ? redis.sadd(redisKeys.customerAccounts(a.billingCustomer), a.id) : undefined)));
       if (ids.length < BACKFILL_PAGE) break;
       after = `(${ids[ids.length - 1]!}`;
     }
     await redis.set(redisKeys.customerAccountsBuilt, new Date().toISOString());
-    built = true;
   }
+  const built = (): Promise<void> => {
+    pass ??= backfill().catch((err: unknown) => {
+      pass = undefined;
+      throw err;
+    });
+    return pass;
+  };
   return {
     /** Before the record is written: the account joins its customer's set. */
     async join(after: Account): Promise<void> {
@@ -46,7 +49,7 @@ export function createCustomerIndex(redis: RedisClient, get: (id: string) => Pro
       if (was !== undefined && was !== after?.billingCustomer) await redis.srem(redisKeys.customerAccounts(was), before!.id);
     },
     async idsOf(customer: string): Promise<string[]> {
-      await backfill();
+      await built();
       const ids = (await redis.smembers(redisKeys.customerAccounts(customer))).sort();
       const accounts = await Promise.all(ids.map(get));
       return ids.filter((_id, i) => accounts[i]?.billingCustomer === customer);

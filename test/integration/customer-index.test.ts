@@ -96,3 +96,19 @@ test('the memory store answers the same question', async () => {
   expect(await store.idsOfBillingCustomer('cus_1')).toEqual(['a', 'b']);
   expect(await store.idsOfBillingCustomer('cus_9')).toEqual([]);
 });
+
+test('concurrent first look-ups of one process share one pass over the accounts; a failed pass is tried again', async () => {
+  const store = createRedisAccountStore(suite.redis);
+  await suite.redis.config('RESETSTAT');
+  expect(await Promise.all(Array.from({ length: 5 }, () => store.idsOfBillingCustomer('cus_none')))).toEqual([[], [], [], [], []]);
+  expect(await calls('zrangebylex')).toBe(1);
+
+  // A pass that fails (Redis answers an error) is not remembered: the next look-up passes again.
+  const failing = createRedisAccountStore(suite.redis);
+  await suite.redis.del(redisKeys.customerAccountsBuilt);
+  await suite.redis.set(redisKeys.accounts, 'not a sorted set');
+  await expect(failing.idsOfBillingCustomer('cus_none')).rejects.toThrow(/WRONGTYPE/);
+  await suite.redis.del(redisKeys.accounts);
+  expect(await failing.idsOfBillingCustomer('cus_none')).toEqual([]);
+  expect(await suite.redis.exists(redisKeys.customerAccountsBuilt)).toBe(1);
+});
